@@ -1,0 +1,61 @@
+# Third-party dependencies, all from Debian: nothing is vendored.
+#  native: libprotobuf-lite, nlohmann-json3-dev and catch2 as installed packages.
+#  wasm:   libprotobuf-lite built from Debian's protobuf source tarball (fetched by scripts/setup.sh),
+#          header-only libraries through a folder of symlinks so /usr/include never joins the include path.
+
+if(EMSCRIPTEN)
+  set(PERFCARD_CACHE "$ENV{HOME}/.cache/perfcard" CACHE PATH "where scripts/setup.sh keeps downloaded sources")
+  set(PROTOBUF_TARBALL "${PERFCARD_CACHE}/protobuf_3.21.12.orig.tar.gz")
+  if(NOT EXISTS "${PROTOBUF_TARBALL}")
+    message(FATAL_ERROR "${PROTOBUF_TARBALL} is missing: run scripts/setup.sh first")
+  endif()
+  include(ExternalProject)
+  set(_pb_src "${CMAKE_BINARY_DIR}/protobuf-src")
+  set(_pb_bin "${CMAKE_BINARY_DIR}/protobuf-build")
+  # -O3: parsing is ~3x slower at -Oz, and the lite runtime is small either way.
+  ExternalProject_Add(protobuf_lite_wasm
+    URL "${PROTOBUF_TARBALL}"
+    URL_HASH SHA256=930c2c3b5ecc6c9c12615cf5ad93f1cd6e12d0aba862b572e076259970ac3a53
+    SOURCE_DIR "${_pb_src}"
+    BINARY_DIR "${_pb_bin}"
+    CMAKE_ARGS
+      -DCMAKE_TOOLCHAIN_FILE=${CMAKE_TOOLCHAIN_FILE}
+      -DCMAKE_BUILD_TYPE=Release
+      "-DCMAKE_CXX_FLAGS_RELEASE=-O3 -DNDEBUG"
+      -Dprotobuf_BUILD_TESTS=OFF
+      -Dprotobuf_BUILD_PROTOC_BINARIES=OFF
+      -Dprotobuf_BUILD_LIBPROTOC=OFF
+      -Dprotobuf_BUILD_SHARED_LIBS=OFF
+      -Dprotobuf_WITH_ZLIB=OFF
+    BUILD_COMMAND ${CMAKE_COMMAND} --build . --target libprotobuf-lite
+    INSTALL_COMMAND ""
+    BUILD_BYPRODUCTS "${_pb_bin}/libprotobuf-lite.a"
+    DOWNLOAD_EXTRACT_TIMESTAMP ON)
+  file(MAKE_DIRECTORY "${_pb_src}/src")
+  add_library(protobuf_lite STATIC IMPORTED GLOBAL)
+  set_target_properties(protobuf_lite PROPERTIES
+    IMPORTED_LOCATION "${_pb_bin}/libprotobuf-lite.a"
+    INTERFACE_INCLUDE_DIRECTORIES "${_pb_src}/src")
+  add_dependencies(protobuf_lite protobuf_lite_wasm)
+
+  set(_links "${CMAKE_BINARY_DIR}/sysdeps/include")
+  file(MAKE_DIRECTORY "${_links}")
+  foreach(dir nlohmann catch2)
+    if(NOT EXISTS "${_links}/${dir}")
+      file(CREATE_LINK "/usr/include/${dir}" "${_links}/${dir}" SYMBOLIC)
+    endif()
+  endforeach()
+  add_library(nlohmann_json INTERFACE)
+  target_include_directories(nlohmann_json SYSTEM INTERFACE "${_links}")
+  add_library(nlohmann_json::nlohmann_json ALIAS nlohmann_json)
+  add_library(catch2_headers INTERFACE)
+  target_include_directories(catch2_headers SYSTEM INTERFACE "${_links}")
+  add_library(Catch2::Catch2 ALIAS catch2_headers)
+else()
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(PROTOBUF_LITE REQUIRED IMPORTED_TARGET protobuf-lite)
+  add_library(protobuf_lite INTERFACE)
+  target_link_libraries(protobuf_lite INTERFACE PkgConfig::PROTOBUF_LITE)
+  find_package(nlohmann_json 3.10 REQUIRED)
+  find_package(Catch2 2.13 REQUIRED)
+endif()

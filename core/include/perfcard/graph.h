@@ -1,0 +1,138 @@
+// Graph IR: what the loader builds from an ONNX ModelProto. It keeps names, structure, declared types
+// and the shapes and dtypes of weights, never their bytes; only small integer/float constants are kept
+// (they feed shape-value propagation). The IR is immutable once loaded: analyses live beside it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "perfcard/dtype.h"
+
+namespace perfcard {
+
+// A declared dimension: a number, a symbol (dim_param), or unknown.
+struct Dim {
+  std::int64_t value = -1;  // >= 0 when known
+  std::string symbol;       // dim_param, empty when none
+  bool known() const { return value >= 0; }
+};
+
+struct TypeInfo {
+  DType dtype = DType::Undefined;
+  bool has_shape = false;  // false: rank unknown
+  std::vector<Dim> dims;
+  bool is_tensor = true;   // false for sequences/maps/optionals (tracked, not analysed)
+};
+
+// Small constant contents, kept for shape-value propagation (shape vectors, axes, scalars).
+struct ConstData {
+  std::vector<std::int64_t> ints;  // integer and bool tensors
+  std::vector<double> floats;      // floating tensors
+  bool is_float = false;
+  std::size_t size() const { return is_float ? floats.size() : ints.size(); }
+};
+
+// Metadata of a stored tensor (initializer or tensor attribute). Payload bytes stay in the file.
+struct TensorMeta {
+  std::string name;
+  DType dtype = DType::Undefined;
+  std::vector<std::int64_t> dims;
+  std::uint64_t byte_offset = 0;     // where the TensorProto starts in the input
+  std::uint64_t stored_bytes = 0;    // payload bytes present in the file (0 for external data)
+  bool external = false;             // data_location == EXTERNAL
+  std::string external_location;
+  std::optional<ConstData> data;     // contents, only for small tensors
+  std::uint64_t num_elements() const;
+};
+
+enum class ValueKind : std::uint8_t { GraphInput, Initializer, NodeOutput, OuterScope };
+
+struct Value {
+  std::string name;
+  ValueKind kind = ValueKind::NodeOutput;
+  TypeInfo declared;               // from graph input/output/value_info, or the initializer
+  bool has_declared = false;
+  int producer = -1;               // node index, for NodeOutput
+  int initializer = -1;            // index into Graph::initializers, for Initializer
+  int outer = -1;                  // value index in the parent graph, for OuterScope
+  std::vector<int> consumers;      // node indices (a node appears once per use)
+};
+
+struct Graph;
+
+enum class AttrType : std::uint8_t {
+  Undefined = 0, Float = 1, Int = 2, String = 3, Tensor = 4, Graph = 5, SparseTensor = 11,
+  TypeProto = 13, Floats = 6, Ints = 7, Strings = 8, Tensors = 9, Graphs = 10, SparseTensors = 12,
+  TypeProtos = 14,
+};
+
+struct Attribute {
+  std::string name;
+  AttrType type = AttrType::Undefined;
+  float f = 0;
+  std::int64_t i = 0;
+  std::string s;
+  std::vector<float> floats;
+  std::vector<std::int64_t> ints;
+  std::vector<std::string> strings;
+  std::vector<TensorMeta> tensors;  // t (one) or tensors
+  std::vector<Graph> graphs;        // g (one) or graphs
+};
+
+struct Node {
+  std::string name;     // may be empty in the file; display_name() never is
+  std::string op_type;
+  std::string domain;   // "" for the default ONNX domain
+  std::vector<int> inputs;   // value indices; -1 for an omitted optional input
+  std::vector<int> outputs;  // value indices; -1 for an omitted optional output
+  std::vector<Attribute> attributes;
+  std::uint64_t byte_offset = 0;
+  int index = 0;
+
+  std::string display_name() const;
+  const Attribute* attr(std::string_view name) const;
+  std::int64_t attr_int(std::string_view name, std::int64_t fallback) const;
+  float attr_float(std::string_view name, float fallback) const;
+  std::string attr_string(std::string_view name, std::string fallback) const;
+  std::vector<std::int64_t> attr_ints(std::string_view name) const;  // empty when absent
+  bool has_attr(std::string_view name) const { return attr(name) != nullptr; }
+};
+
+struct Graph {
+  std::string name;
+  std::string path;                  // "" for the main graph, "node/attr" chain for subgraphs
+  int depth = 0;
+  std::vector<Value> values;
+  std::vector<Node> nodes;
+  std::vector<TensorMeta> initializers;
+  std::vector<int> inputs;           // graph inputs that are not initializers
+  std::vector<int> outputs;
+  std::vector<int> order;            // topological execution order (node indices)
+  std::unordered_map<std::string, int> value_index;
+
+  int find(const std::string& name) const;  // -1 when absent
+};
+
+struct OpsetImport {
+  std::string domain;
+  std::int64_t version = 0;
+};
+
+struct Model {
+  std::int64_t ir_version = 0;
+  std::vector<OpsetImport> opsets;
+  std::string producer_name, producer_version, domain;
+  std::int64_t model_version = 0;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::size_t local_functions = 0;   // FunctionProtos in the model (calls to them are reported as unknown ops)
+  std::uint64_t file_bytes = 0;
+  Graph graph;
+
+  std::int64_t opset(std::string_view domain) const;  // 0 when not imported
+};
+
+}  // namespace perfcard

@@ -1,0 +1,23 @@
+// Peak live activation memory over the execution order. View ops (Reshape, Squeeze, ...) alias their
+// input, as in eager runtimes, so they extend a buffer's life instead of allocating a new one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "perfcard/graph.h"
+#include "perfcard/shape_inference.h"
+
+namespace perfcard {
+
+struct LivenessResult {
+  std::uint64_t peak_bytes = 0;     // activations alive at once, graph inputs and outputs included
+  int peak_step = -1;               // index into Graph::order
+  std::uint64_t input_bytes = 0;
+  std::uint64_t output_bytes = 0;
+  bool complete = true;             // false when some activation's size is unknown
+};
+
+LivenessResult peak_live_memory(const Graph& graph, const GraphShapes& shapes);
+
+}  // namespace perfcard

@@ -1,0 +1,95 @@
+// The op registry: one entry per ONNX op type, holding its shape rule, its cost rule and the per-element
+// FLOP constant that the cost rule uses. Everything op-specific lives behind this table.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfcard/shape_inference.h"
+
+namespace perfcard {
+
+class ShapeContext;
+class CostContext;
+struct NodeCost;
+
+// How a node turns into work on a device. The predictors key on this.
+enum class OpClass : std::uint8_t {
+  Conv,          // convolutions (MACs-dominated)
+  MatMul,        // MatMul, Gemm, Einsum
+  Elementwise,   // pointwise maths, activations, comparisons, casts
+  Reduction,     // reductions, ArgMax, TopK
+  Normalization, // BatchNorm, LayerNorm, GroupNorm, ...
+  Softmax,
+  Pooling,
+  DataMovement,  // copies: Concat, Transpose, Gather, Slice, Pad, Resize, ...
+  View,          // no data moved in eager runtimes: Reshape, Squeeze, Flatten, Identity, ...
+  Metadata,      // Shape, Size, Constant: no kernel
+  Quantize,      // (De)QuantizeLinear and friends
+  Control,       // If, Loop, Scan: their bodies are costed separately
+  Other,
+};
+
+std::string_view op_class_name(OpClass c);
+
+using ShapeRule = void (*)(ShapeContext&);
+using CostRule = void (*)(const CostContext&, double flops_per_element, NodeCost&);
+
+struct OpSpec {
+  std::string_view domain;    // "" for the default ONNX domain
+  std::string_view op_type;
+  OpClass cls;
+  ShapeRule shape;
+  CostRule cost;
+  double flops_per_element;   // meaning depends on the cost rule (per output / input / window element)
+};
+
+// nullptr when the op is not in the registry.
+const OpSpec* find_op(std::string_view domain, std::string_view op_type);
+std::span<const OpSpec> all_ops();
+
+// What shape rules see: the node, the inferred types of its inputs, and slots for its outputs.
+class ShapeContext {
+ public:
+  ShapeContext(const Model& model, const Graph& graph, const Node& node, std::vector<ValueShape>& values,
+               std::vector<GraphShapes>& subgraphs, const DimBindings& bindings,
+               std::vector<Diagnostic>& warnings, const GraphShapes* const* scopes, int scope_depth);
+
+  const Node& node() const { return node_; }
+  std::int64_t opset() const { return opset_; }
+  std::size_t num_inputs() const { return node_.inputs.size(); }
+  std::size_t num_outputs() const { return node_.outputs.size(); }
+  bool has_input(std::size_t i) const { return i < node_.inputs.size() && node_.inputs[i] >= 0; }
+  bool has_output(std::size_t i) const { return i < node_.outputs.size() && node_.outputs[i] >= 0; }
+  const ValueShape& input(std::size_t i) const;            // fails when absent
+  const ValueShape* input_if(std::size_t i) const;         // nullptr when absent
+  bool input_rank_known(std::size_t i) const;
+  // Contents of a constant-valued input as integers, or false when not known.
+  bool input_ints(std::size_t i, std::vector<std::int64_t>& out) const;
+  void set_output(std::size_t i, ValueShape s);           // ignores omitted outputs
+  void set_output_value(std::size_t i, DType t, std::vector<std::int64_t> dims, ConstData v);
+
+  // Runs inference over a subgraph attribute with the given input types; returns its output types.
+  std::vector<ValueShape> run_subgraph(const Graph& body, const std::vector<ValueShape>& inputs);
+
+  [[noreturn]] void fail(const std::string& message) const;
+  void warn(const std::string& message);
+  std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank) const;  // fails when out of range
+
+ private:
+  const Model& model_;
+  const Graph& graph_;
+  const Node& node_;
+  std::vector<ValueShape>& values_;
+  std::vector<GraphShapes>& subgraphs_;
+  const DimBindings& bindings_;
+  std::vector<Diagnostic>& warnings_;
+  const GraphShapes* const* scopes_;
+  int scope_depth_;
+  std::int64_t opset_;
+};
+
+}  // namespace perfcard

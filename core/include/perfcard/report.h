@@ -1,0 +1,18 @@
+// JSON form of an analysis: the one document the CLI prints and the wasm module returns.
+// The schema is described in docs/analyze-json.md; schema_version changes when a field changes meaning.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "perfcard/analysis.h"
+
+namespace perfcard {
+
+inline constexpr int kAnalyzeSchemaVersion = 1;
+
+nlohmann::json analysis_to_json(const Model& model, const Analysis& analysis, bool per_node);
+
+// Parses "name=value" dim bindings as the CLI and the JS API accept them.
+DimBindings parse_dim_bindings(const std::vector<std::string>& specs);
+
+}  // namespace perfcard

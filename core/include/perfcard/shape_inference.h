@@ -1,0 +1,72 @@
+// Shape inference with bound symbolic dims, including shape-value propagation: the small integer
+// tensors that exported graphs compute from Shape (Shape -> Gather -> Concat -> Reshape) are evaluated,
+// so every shape downstream is concrete. Data-dependent sizes (NonZero, NMS, ...) get an upper-bound
+// estimate that is marked as such, never a silent number.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "perfcard/error.h"
+#include "perfcard/graph.h"
+
+namespace perfcard {
+
+struct DimBindings {
+  std::map<std::string, std::int64_t> values;  // symbol -> size, e.g. batch=8
+  std::int64_t unbound_default = 1;            // used (with a warning) for unbound or unnamed dims
+};
+
+// A value's type after inference: concrete where possible, -1 where unknown.
+struct ValueShape {
+  DType dtype = DType::Undefined;
+  int rank = -1;                          // -1: unknown rank
+  std::vector<std::int64_t> dims;         // -1: unknown dim
+  std::shared_ptr<const ConstData> value; // contents, when known and small
+  bool estimated = false;                 // some dim is a data-dependent estimate
+
+  bool fully_known() const;
+  // Elements / bytes; 0 when not fully known.
+  std::uint64_t elements() const;
+  std::uint64_t bytes() const;
+  static ValueShape of(DType t, std::vector<std::int64_t> d) {
+    ValueShape s;
+    s.dtype = t;
+    s.rank = int(d.size());
+    s.dims = std::move(d);
+    return s;
+  }
+};
+
+enum class NodeStatus : std::uint8_t { Inferred, FromValueInfo, Unknown };
+
+struct GraphShapes {
+  std::vector<ValueShape> values;                 // indexed like Graph::values
+  std::vector<NodeStatus> status;                 // indexed like Graph::nodes
+  std::vector<std::vector<GraphShapes>> subgraphs;  // per node: one per graph attribute, in order
+};
+
+struct Diagnostic {
+  std::string message;
+  Location where;
+};
+
+struct SymbolUse {
+  std::string name;
+  std::int64_t value = 1;
+  bool bound = false;  // false: the default was used
+};
+
+struct ShapeResult {
+  GraphShapes graph;
+  std::vector<SymbolUse> symbols;      // symbolic dims of the graph inputs
+  std::vector<Diagnostic> warnings;
+  std::vector<std::string> unknown_ops;  // op types (domain-qualified) with neither a rule nor value_info
+};
+
+ShapeResult infer_shapes(const Model& model, const DimBindings& bindings);
+
+}  // namespace perfcard

@@ -1,0 +1,73 @@
+#include "perfcard/cost.h"
+
+#include <set>
+
+#include "perfcard/op_registry.h"
+
+namespace perfcard {
+namespace {
+
+bool is_param_dtype(DType t) {
+  return dtype_is_float(t) || t == DType::Int8 || t == DType::UInt8 || t == DType::Int4 || t == DType::UInt4;
+}
+
+// BatchNormalization's running mean and variance are buffers, not parameters (as torchvision counts).
+bool counts_as_param(const Node& n, std::size_t input) {
+  return !(n.op_type == "BatchNormalization" && input >= 3);
+}
+
+GraphCosts costs_of(const Graph& g, const GraphShapes& s) {
+  GraphCosts gc;
+  gc.nodes.resize(g.nodes.size());
+  gc.subgraphs.resize(g.nodes.size());
+  std::set<int> seen_weights;
+  for (int ni : g.order) {
+    const Node& n = g.nodes[std::size_t(ni)];
+    NodeCost& c = gc.nodes[std::size_t(ni)];
+    const OpSpec* spec = find_op(n.domain, n.op_type);
+    c.cls = spec ? spec->cls : OpClass::Other;
+    c.known = spec != nullptr && s.status[std::size_t(ni)] == NodeStatus::Inferred;
+    bool all_const = true;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      int v = n.inputs[i];
+      if (v < 0) continue;
+      const ValueShape& vs = s.values[std::size_t(v)];
+      const Value& val = g.values[std::size_t(v)];
+      if (!vs.fully_known()) c.known = false;
+      if (!vs.value && val.kind != ValueKind::Initializer) all_const = false;
+      if (c.cls != OpClass::View && c.cls != OpClass::Metadata) c.bytes_read += double(vs.bytes());
+      if (val.kind == ValueKind::Initializer && counts_as_param(n, i) && is_param_dtype(vs.dtype) &&
+          seen_weights.insert(v).second) {
+        c.params += vs.elements();
+      }
+    }
+    for (int v : n.outputs) {
+      if (v < 0) continue;
+      const ValueShape& vs = s.values[std::size_t(v)];
+      if (!vs.fully_known()) c.known = false;
+      if (c.cls != OpClass::View && c.cls != OpClass::Metadata) c.bytes_written += double(vs.bytes());
+    }
+    c.folded = all_const && c.cls != OpClass::Control;
+    if (spec) {
+      CostContext ctx(g, n, s.values);
+      spec->cost(ctx, spec->flops_per_element, c);
+    }
+    const auto& subs = s.subgraphs[std::size_t(ni)];
+    std::size_t k = 0;
+    for (const auto& a : n.attributes) {
+      for (const auto& body : a.graphs) {
+        if (k < subs.size() && !subs[k].values.empty()) gc.subgraphs[std::size_t(ni)].push_back(costs_of(body, subs[k]));
+        else gc.subgraphs[std::size_t(ni)].push_back(GraphCosts{});
+        ++k;
+      }
+    }
+    if (k > 0) c.subgraph_once = true;
+  }
+  return gc;
+}
+
+}  // namespace
+
+GraphCosts compute_costs(const Graph& graph, const GraphShapes& shapes) { return costs_of(graph, shapes); }
+
+}  // namespace perfcard

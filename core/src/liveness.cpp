@@ -1,0 +1,65 @@
+#include "perfcard/liveness.h"
+
+#include <numeric>
+
+#include "perfcard/op_registry.h"
+
+namespace perfcard {
+
+LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s) {
+  LivenessResult r;
+  const std::size_t nv = g.values.size(), steps = g.order.size();
+  std::vector<int> step_of(g.nodes.size(), 0);
+  for (std::size_t i = 0; i < steps; ++i) step_of[std::size_t(g.order[i])] = int(i);
+
+  // Views share their input's buffer: follow them to the value that owns the memory.
+  std::vector<int> owner(nv);
+  std::iota(owner.begin(), owner.end(), 0);
+  for (int ni : g.order) {
+    const Node& n = g.nodes[std::size_t(ni)];
+    const OpSpec* spec = find_op(n.domain, n.op_type);
+    if (!spec || spec->cls != OpClass::View || n.inputs.empty() || n.inputs[0] < 0) continue;
+    for (int o : n.outputs)
+      if (o >= 0) owner[std::size_t(o)] = owner[std::size_t(n.inputs[0])];
+  }
+
+  std::vector<int> first(nv, -1), last(nv, -1);
+  std::vector<bool> is_buffer(nv, false);
+  for (std::size_t v = 0; v < nv; ++v) {
+    const Value& val = g.values[v];
+    if (val.kind == ValueKind::GraphInput) { is_buffer[v] = true; first[v] = 0; last[v] = 0; }
+    if (val.kind == ValueKind::NodeOutput && val.producer >= 0 && owner[v] == int(v)) {
+      is_buffer[v] = true;
+      first[v] = last[v] = step_of[std::size_t(val.producer)];
+    }
+  }
+  auto touch = [&](int v, int step) {
+    int o = owner[std::size_t(v)];
+    if (is_buffer[std::size_t(o)] && step > last[std::size_t(o)]) last[std::size_t(o)] = step;
+  };
+  for (std::size_t i = 0; i < steps; ++i)
+    for (int v : g.nodes[std::size_t(g.order[i])].inputs)
+      if (v >= 0) touch(v, int(i));
+  for (int v : g.outputs) touch(v, int(steps) - 1);
+
+  std::vector<double> delta(steps + 1, 0.0);
+  for (std::size_t v = 0; v < nv; ++v) {
+    if (!is_buffer[v]) continue;
+    const ValueShape& vs = s.values[v];
+    if (!vs.fully_known()) { r.complete = false; continue; }
+    double b = double(vs.bytes());
+    delta[std::size_t(first[v])] += b;
+    delta[std::size_t(last[v]) + 1] -= b;
+    if (g.values[v].kind == ValueKind::GraphInput) r.input_bytes += vs.bytes();
+  }
+  for (int v : g.outputs)
+    if (s.values[std::size_t(v)].fully_known()) r.output_bytes += s.values[std::size_t(v)].bytes();
+  double live = 0;
+  for (std::size_t i = 0; i < steps; ++i) {
+    live += delta[i];
+    if (live > double(r.peak_bytes)) { r.peak_bytes = std::uint64_t(live); r.peak_step = int(i); }
+  }
+  return r;
+}
+
+}  // namespace perfcard

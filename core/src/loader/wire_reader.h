@@ -1,0 +1,74 @@
+// A bounds-checked reader of the protobuf wire format over a byte span. Used to walk the ONNX
+// container messages so that large payload fields can be skipped without being copied.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfcard/error.h"
+
+namespace perfcard::wire {
+
+enum class WireType : std::uint8_t { Varint = 0, Fixed64 = 1, Len = 2, StartGroup = 3, EndGroup = 4, Fixed32 = 5 };
+
+struct Field {
+  std::uint32_t number = 0;
+  WireType type = WireType::Varint;
+  std::uint64_t varint = 0;               // Varint, Fixed32, Fixed64
+  std::span<const std::uint8_t> bytes;    // Len
+  std::uint64_t offset = 0;               // absolute offset of the tag
+  std::uint64_t payload_offset = 0;       // absolute offset of the payload (Len)
+
+  std::string_view str() const { return {reinterpret_cast<const char*>(bytes.data()), bytes.size()}; }
+};
+
+class Reader {
+ public:
+  // base_offset: absolute offset of data[0] in the original input, for messages.
+  Reader(std::span<const std::uint8_t> data, std::uint64_t base_offset, std::string_view message)
+      : data_(data), base_(base_offset), message_(message) {}
+
+  bool done() const { return pos_ >= data_.size(); }
+  Field next();
+  std::uint64_t offset() const { return base_ + pos_; }
+
+  [[noreturn]] void fail(const std::string& what, std::uint64_t at) const;
+
+  // Reads a repeated scalar field that may be packed or not, appending to out.
+  template <class T, class Conv>
+  void read_repeated(const Field& f, std::vector<T>& out, Conv conv) const;
+
+ private:
+  std::uint64_t read_varint();
+  std::span<const std::uint8_t> data_;
+  std::uint64_t base_;
+  std::string_view message_;
+  std::size_t pos_ = 0;
+};
+
+// Decodes packed varints of a Len field.
+std::uint64_t decode_varint(std::span<const std::uint8_t> data, std::size_t& pos, bool& ok);
+
+template <class T, class Conv>
+void Reader::read_repeated(const Field& f, std::vector<T>& out, Conv conv) const {
+  if (f.type == WireType::Len) {
+    std::size_t pos = 0;
+    while (pos < f.bytes.size()) {
+      bool ok = true;
+      std::uint64_t v = decode_varint(f.bytes, pos, ok);
+      if (!ok) fail("malformed packed varint in field " + std::to_string(f.number), f.payload_offset + pos);
+      out.push_back(conv(v));
+    }
+  } else if (f.type == WireType::Varint) {
+    out.push_back(conv(f.varint));
+  } else {
+    fail("field " + std::to_string(f.number) + " has wire type " + std::to_string(int(f.type)) +
+             ", expected varint or packed",
+         f.offset);
+  }
+}
+
+}  // namespace perfcard::wire

@@ -1,0 +1,224 @@
+// The op registry: one row per ONNX op type. The last column is the FLOP constant of the cost rule:
+//   cost_per_output: FLOPs per output element      cost_per_input / cost_reduce: per input element
+//   cost_pool: per output element and window tap   cost_conv / cost_matmul / cost_einsum: unused (MACs)
+// Pointwise constants follow the usual counting conventions (fvcore, ptflops): 1 for a plain arithmetic op
+// or compare, a few for activations built from exp/div (sigmoid ~ exp + add + div + neg = 4), softmax 5
+// (max, subtract, exp, sum, divide). They matter little: such ops are bound by memory traffic.
+#include "perfcard/op_registry.h"
+
+#include <algorithm>
+#include <array>
+
+#include "ops/rule_util.h"
+#include "ops/rules.h"
+
+namespace perfcard {
+
+using namespace ops;
+using C = OpClass;
+
+namespace {
+
+constexpr OpSpec kOps[] = {
+    // ---- convolution and matrix products
+    {"", "Conv", C::Conv, rule_conv, cost_conv, 0},
+    {"", "ConvInteger", C::Conv, rule_conv, cost_conv, 0},
+    {"", "QLinearConv", C::Conv, rule_conv, cost_conv, 0},
+    {"", "ConvTranspose", C::Conv, rule_conv_transpose, cost_conv_transpose, 0},
+    {"", "MatMul", C::MatMul, rule_matmul, cost_matmul, 0},
+    {"", "MatMulInteger", C::MatMul, rule_matmul, cost_matmul, 0},
+    {"", "QLinearMatMul", C::MatMul, rule_matmul, cost_matmul, 0},
+    {"", "Gemm", C::MatMul, rule_gemm, cost_matmul, 0},
+    {"", "Einsum", C::MatMul, rule_einsum, cost_einsum, 0},
+    // ---- pooling
+    {"", "MaxPool", C::Pooling, rule_pool, cost_pool, 1},
+    {"", "AveragePool", C::Pooling, rule_pool, cost_pool, 1},
+    {"", "LpPool", C::Pooling, rule_pool, cost_pool, 2},
+    {"", "GlobalAveragePool", C::Pooling, rule_global_pool, cost_global_pool, 1},
+    {"", "GlobalMaxPool", C::Pooling, rule_global_pool, cost_global_pool, 1},
+    {"", "GlobalLpPool", C::Pooling, rule_global_pool, cost_global_pool, 2},
+    // ---- normalization (per input element: mean, variance, scale, shift)
+    {"", "BatchNormalization", C::Normalization, rule_batch_norm, cost_per_input, 2},
+    {"", "InstanceNormalization", C::Normalization, rule_same_as_first, cost_per_input, 5},
+    {"", "LayerNormalization", C::Normalization, rule_layer_norm, cost_per_input, 5},
+    {"", "GroupNormalization", C::Normalization, rule_same_as_first, cost_per_input, 5},
+    {"", "LpNormalization", C::Normalization, rule_same_as_first, cost_per_input, 3},
+    {"", "MeanVarianceNormalization", C::Normalization, rule_same_as_first, cost_per_input, 5},
+    {"", "LRN", C::Normalization, rule_same_as_first, cost_per_input, 5},
+    {"com.microsoft", "SimplifiedLayerNormalization", C::Normalization, rule_layer_norm, cost_per_input, 4},
+    {"com.microsoft", "SkipLayerNormalization", C::Normalization, rule_layer_norm, cost_per_input, 6},
+    // ---- softmax family
+    {"", "Softmax", C::Softmax, rule_same_as_first, cost_per_input, 5},
+    {"", "LogSoftmax", C::Softmax, rule_same_as_first, cost_per_input, 6},
+    {"", "Hardmax", C::Softmax, rule_same_as_first, cost_per_input, 2},
+    // ---- reductions
+    {"", "ReduceMean", C::Reduction, rule_reduce, cost_reduce, 1},
+    {"", "ReduceSum", C::Reduction, rule_reduce, cost_reduce, 1},
+    {"", "ReduceMax", C::Reduction, rule_reduce, cost_reduce, 1},
+    {"", "ReduceMin", C::Reduction, rule_reduce, cost_reduce, 1},
+    {"", "ReduceProd", C::Reduction, rule_reduce, cost_reduce, 1},
+    {"", "ReduceL1", C::Reduction, rule_reduce, cost_reduce, 2},
+    {"", "ReduceL2", C::Reduction, rule_reduce, cost_reduce, 2},
+    {"", "ReduceSumSquare", C::Reduction, rule_reduce, cost_reduce, 2},
+    {"", "ReduceLogSum", C::Reduction, rule_reduce, cost_reduce, 1},
+    {"", "ReduceLogSumExp", C::Reduction, rule_reduce, cost_reduce, 3},
+    {"", "ArgMax", C::Reduction, rule_arg_reduce, cost_reduce, 1},
+    {"", "ArgMin", C::Reduction, rule_arg_reduce, cost_reduce, 1},
+    {"", "TopK", C::Reduction, rule_topk, cost_reduce, 2},
+    {"", "CumSum", C::Reduction, rule_same_as_first, cost_per_input, 1},
+    // ---- pointwise arithmetic (per output element)
+    {"", "Add", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "Sub", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "Mul", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "Div", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "Pow", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "Mod", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "Max", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "Min", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "Sum", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "Mean", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "PRelu", C::Elementwise, rule_binary, cost_per_output, 2},
+    {"", "BitShift", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "BitwiseAnd", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "BitwiseOr", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "BitwiseXor", C::Elementwise, rule_binary, cost_per_output, 1},
+    {"", "Equal", C::Elementwise, rule_compare, cost_per_output, 1},
+    {"", "Less", C::Elementwise, rule_compare, cost_per_output, 1},
+    {"", "Greater", C::Elementwise, rule_compare, cost_per_output, 1},
+    {"", "LessOrEqual", C::Elementwise, rule_compare, cost_per_output, 1},
+    {"", "GreaterOrEqual", C::Elementwise, rule_compare, cost_per_output, 1},
+    {"", "And", C::Elementwise, rule_compare, cost_per_output, 1},
+    {"", "Or", C::Elementwise, rule_compare, cost_per_output, 1},
+    {"", "Xor", C::Elementwise, rule_compare, cost_per_output, 1},
+    {"", "Where", C::Elementwise, rule_where, cost_per_output, 1},
+    {"", "Not", C::Elementwise, rule_unary_bool, cost_per_output, 1},
+    {"", "IsNaN", C::Elementwise, rule_unary_bool, cost_per_output, 1},
+    {"", "IsInf", C::Elementwise, rule_unary_bool, cost_per_output, 1},
+    {"", "BitwiseNot", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Cast", C::Elementwise, rule_cast, cost_per_output, 0},
+    {"", "CastLike", C::Elementwise, rule_cast_like, cost_per_output, 0},
+    // ---- pointwise maths and activations
+    {"", "Relu", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "LeakyRelu", C::Elementwise, rule_unary, cost_per_output, 2},
+    {"", "Elu", C::Elementwise, rule_unary, cost_per_output, 3},
+    {"", "Selu", C::Elementwise, rule_unary, cost_per_output, 4},
+    {"", "Celu", C::Elementwise, rule_unary, cost_per_output, 4},
+    {"", "ThresholdedRelu", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Sigmoid", C::Elementwise, rule_unary, cost_per_output, 4},
+    {"", "HardSigmoid", C::Elementwise, rule_unary, cost_per_output, 3},
+    {"", "HardSwish", C::Elementwise, rule_unary, cost_per_output, 4},
+    {"", "Softplus", C::Elementwise, rule_unary, cost_per_output, 3},
+    {"", "Softsign", C::Elementwise, rule_unary, cost_per_output, 3},
+    {"", "Mish", C::Elementwise, rule_unary, cost_per_output, 6},
+    {"", "Gelu", C::Elementwise, rule_unary, cost_per_output, 8},
+    {"", "Tanh", C::Elementwise, rule_unary, cost_per_output, 5},
+    {"", "Erf", C::Elementwise, rule_unary, cost_per_output, 5},
+    {"", "Exp", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Log", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Sqrt", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Reciprocal", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Neg", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Abs", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Sign", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Floor", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Ceil", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Round", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Sin", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Cos", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Tan", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Asin", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Acos", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Atan", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Sinh", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Cosh", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Asinh", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Acosh", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Atanh", C::Elementwise, rule_unary, cost_per_output, 1},
+    {"", "Clip", C::Elementwise, rule_unary, cost_per_output, 2},
+    {"", "Shrink", C::Elementwise, rule_unary, cost_per_output, 2},
+    {"", "Trilu", C::Elementwise, rule_same_as_first, cost_per_output, 0},
+    {"com.microsoft", "Gelu", C::Elementwise, rule_unary, cost_per_output, 8},
+    {"com.microsoft", "FastGelu", C::Elementwise, rule_unary, cost_per_output, 8},
+    {"com.microsoft", "QLinearAdd", C::Elementwise, rule_qlinear_binary, cost_per_output, 4},
+    {"com.microsoft", "QLinearMul", C::Elementwise, rule_qlinear_binary, cost_per_output, 4},
+    // ---- data movement (bytes, no arithmetic)
+    {"", "Transpose", C::DataMovement, rule_transpose, cost_none, 0},
+    {"", "Concat", C::DataMovement, rule_concat, cost_none, 0},
+    {"", "Split", C::DataMovement, rule_split, cost_none, 0},
+    {"", "Slice", C::DataMovement, rule_slice, cost_none, 0},
+    {"", "Gather", C::DataMovement, rule_gather, cost_none, 0},
+    {"", "GatherElements", C::DataMovement, rule_gather_elements, cost_none, 0},
+    {"", "GatherND", C::DataMovement, rule_gather_nd, cost_none, 0},
+    {"", "ScatterND", C::DataMovement, rule_same_as_first, cost_none, 0},
+    {"", "ScatterElements", C::DataMovement, rule_same_as_first, cost_none, 0},
+    {"", "Scatter", C::DataMovement, rule_same_as_first, cost_none, 0},
+    {"", "Expand", C::DataMovement, rule_expand, cost_none, 0},
+    {"", "Tile", C::DataMovement, rule_tile, cost_none, 0},
+    {"", "Pad", C::DataMovement, rule_pad, cost_none, 0},
+    {"", "Resize", C::DataMovement, rule_resize, cost_per_output, 4},
+    {"", "Upsample", C::DataMovement, rule_resize, cost_per_output, 4},
+    {"", "GridSample", C::DataMovement, rule_grid_sample, cost_per_output, 8},
+    {"", "RoiAlign", C::DataMovement, rule_roi_align, cost_per_output, 8},
+    {"", "DepthToSpace", C::DataMovement, rule_depth_space, cost_none, 0},
+    {"", "SpaceToDepth", C::DataMovement, rule_depth_space, cost_none, 0},
+    {"", "OneHot", C::DataMovement, rule_one_hot, cost_none, 0},
+    {"", "ReverseSequence", C::DataMovement, rule_same_as_first, cost_none, 0},
+    {"", "ConstantOfShape", C::DataMovement, rule_constant_of_shape, cost_none, 0},
+    {"", "EyeLike", C::DataMovement, rule_eye_like, cost_none, 0},
+    {"", "Range", C::DataMovement, rule_range, cost_per_output, 1},
+    {"", "NonZero", C::DataMovement, rule_nonzero, cost_none, 0},
+    {"", "Compress", C::DataMovement, rule_compress, cost_none, 0},
+    {"", "Unique", C::DataMovement, rule_unique, cost_per_input, 2},
+    {"", "NonMaxSuppression", C::Other, rule_nms, cost_none, 0},
+    // ---- views: no data moved in eager runtimes
+    {"", "Reshape", C::View, rule_reshape, cost_none, 0},
+    {"", "Flatten", C::View, rule_flatten, cost_none, 0},
+    {"", "Squeeze", C::View, rule_squeeze, cost_none, 0},
+    {"", "Unsqueeze", C::View, rule_unsqueeze, cost_none, 0},
+    {"", "Identity", C::View, rule_unary, cost_none, 0},
+    {"", "Dropout", C::View, rule_dropout, cost_none, 0},
+    // ---- metadata: no kernel
+    {"", "Shape", C::Metadata, rule_shape, cost_none, 0},
+    {"", "Size", C::Metadata, rule_size, cost_none, 0},
+    {"", "Constant", C::Metadata, rule_constant, cost_none, 0},
+    // ---- quantization (per element: scale, round, shift, clamp)
+    {"", "QuantizeLinear", C::Quantize, rule_quantize, cost_per_output, 4},
+    {"", "DequantizeLinear", C::Quantize, rule_dequantize, cost_per_output, 2},
+    {"", "DynamicQuantizeLinear", C::Quantize, rule_dynamic_quantize, cost_per_output, 6},
+    // ---- control flow: bodies are costed as subgraphs
+    {"", "If", C::Control, rule_if, cost_none, 0},
+    {"", "Loop", C::Control, rule_loop, cost_none, 0},
+    {"", "Scan", C::Control, rule_scan, cost_none, 0},
+};
+
+}  // namespace
+
+std::string_view op_class_name(OpClass c) {
+  switch (c) {
+    case C::Conv: return "conv";
+    case C::MatMul: return "matmul";
+    case C::Elementwise: return "elementwise";
+    case C::Reduction: return "reduction";
+    case C::Normalization: return "normalization";
+    case C::Softmax: return "softmax";
+    case C::Pooling: return "pooling";
+    case C::DataMovement: return "data_movement";
+    case C::View: return "view";
+    case C::Metadata: return "metadata";
+    case C::Quantize: return "quantize";
+    case C::Control: return "control";
+    case C::Other: return "other";
+  }
+  return "other";
+}
+
+const OpSpec* find_op(std::string_view domain, std::string_view op_type) {
+  if (domain == "ai.onnx") domain = "";
+  for (const auto& op : kOps)
+    if (op.op_type == op_type && op.domain == domain) return &op;
+  return nullptr;
+}
+
+std::span<const OpSpec> all_ops() { return kOps; }
+
+}  // namespace perfcard

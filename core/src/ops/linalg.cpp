@@ -1,0 +1,406 @@
+// Shape and cost rules for the compute-heavy ops: convolutions, matrix products, pooling,
+// normalizations, reductions and softmax.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "ops/rule_util.h"
+#include "ops/rules.h"
+
+namespace perfcard::ops {
+namespace {
+
+struct Window {
+  std::vector<std::int64_t> kernel, strides, dilations, pads;  // pads: begins then ends
+  std::string auto_pad;
+  bool ceil_mode = false;
+};
+
+Window window_attrs(ShapeContext& c, std::size_t spatial, const std::vector<std::int64_t>& kernel_from_weight) {
+  Window w;
+  const Node& n = c.node();
+  w.kernel = n.attr_ints("kernel_shape");
+  if (w.kernel.empty()) w.kernel = kernel_from_weight;
+  if (w.kernel.size() != spatial)
+    c.fail("kernel has " + std::to_string(w.kernel.size()) + " dims for " + std::to_string(spatial) + " spatial dims");
+  w.strides = n.attr_ints("strides");
+  if (w.strides.empty()) w.strides.assign(spatial, 1);
+  w.dilations = n.attr_ints("dilations");
+  if (w.dilations.empty()) w.dilations.assign(spatial, 1);
+  w.pads = n.attr_ints("pads");
+  if (w.pads.empty()) w.pads.assign(2 * spatial, 0);
+  w.auto_pad = n.attr_string("auto_pad", "NOTSET");
+  w.ceil_mode = n.attr_int("ceil_mode", 0) != 0;
+  if (w.strides.size() != spatial || w.dilations.size() != spatial || w.pads.size() != 2 * spatial)
+    c.fail("strides/dilations/pads do not match the " + std::to_string(spatial) + " spatial dims");
+  for (std::size_t i = 0; i < spatial; ++i) {
+    if (w.kernel[i] <= 0 && w.kernel[i] != -1) c.fail("kernel dim " + std::to_string(w.kernel[i]) + " is not positive");
+    if (w.strides[i] <= 0 || w.dilations[i] <= 0) c.fail("strides and dilations must be positive");
+    if (w.pads[i] < 0 || w.pads[i + spatial] < 0) c.fail("negative padding");
+  }
+  return w;
+}
+
+std::vector<std::int64_t> window_out(ShapeContext& c, const Window& w, const std::vector<std::int64_t>& in_spatial) {
+  std::vector<std::int64_t> out;
+  std::size_t s = in_spatial.size();
+  for (std::size_t i = 0; i < s; ++i) {
+    std::int64_t d = in_spatial[i];
+    if (d < 0 || w.kernel[i] < 0) { out.push_back(-1); continue; }
+    std::int64_t eff = w.dilations[i] * (w.kernel[i] - 1) + 1;
+    std::int64_t o;
+    if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
+      o = (d + w.strides[i] - 1) / w.strides[i];
+    } else if (w.auto_pad == "VALID") {
+      o = d < eff ? 0 : (d - eff) / w.strides[i] + 1;
+    } else {
+      std::int64_t span = d + w.pads[i] + w.pads[i + s] - eff;
+      if (span < 0) c.fail("kernel (" + std::to_string(eff) + ") is larger than the padded input (" + std::to_string(d + w.pads[i] + w.pads[i + s]) + ")");
+      o = (w.ceil_mode ? (span + w.strides[i] - 1) / w.strides[i] : span / w.strides[i]) + 1;
+      // ceil_mode must not start a window in the right padding only
+      if (w.ceil_mode && (o - 1) * w.strides[i] >= d + w.pads[i]) --o;
+    }
+    out.push_back(o);
+  }
+  return out;
+}
+
+std::int64_t mul_known(std::int64_t a, std::int64_t b) { return a < 0 || b < 0 ? -1 : a * b; }
+
+}  // namespace
+
+void rule_conv(ShapeContext& c) {
+  const ValueShape& x = c.input(0);
+  const std::size_t w_input = c.node().op_type == "QLinearConv" ? 3 : 1;
+  const ValueShape& w = c.input(w_input);
+  DType out_type = c.node().op_type == "QLinearConv" ? c.input(7).dtype
+                   : c.node().op_type == "ConvInteger" ? DType::Int32 : x.dtype;
+  if (x.rank < 0 || w.rank < 0) {
+    ValueShape s;
+    s.dtype = out_type;
+    if (x.rank >= 0) { s.rank = x.rank; s.dims.assign(std::size_t(x.rank), -1); }
+    return c.set_output(0, std::move(s));
+  }
+  if (x.rank < 3) c.fail("Conv input has rank " + std::to_string(x.rank) + "; expected N, C and spatial dims");
+  if (w.rank != x.rank) c.fail("Conv weight rank " + std::to_string(w.rank) + " differs from input rank " + std::to_string(x.rank));
+  std::int64_t group = c.node().attr_int("group", 1);
+  if (group <= 0) c.fail("group must be positive");
+  if (x.dims[1] >= 0 && w.dims[1] >= 0 && x.dims[1] != w.dims[1] * group)
+    c.fail("input has " + std::to_string(x.dims[1]) + " channels but weight expects " + std::to_string(w.dims[1]) + " x group " + std::to_string(group));
+  std::size_t sp = std::size_t(x.rank - 2);
+  Window win = window_attrs(c, sp, std::vector<std::int64_t>(w.dims.begin() + 2, w.dims.end()));
+  std::vector<std::int64_t> out = {x.dims[0], w.dims[0]};
+  auto o = window_out(c, win, std::vector<std::int64_t>(x.dims.begin() + 2, x.dims.end()));
+  out.insert(out.end(), o.begin(), o.end());
+  c.set_output(0, ValueShape::of(out_type, out));
+}
+
+void rule_conv_transpose(ShapeContext& c) {
+  const ValueShape& x = c.input(0);
+  const ValueShape& w = c.input(1);
+  if (x.rank < 0 || w.rank < 0) return c.set_output(0, ValueShape{x.dtype, x.rank, std::vector<std::int64_t>(std::size_t(std::max(0, x.rank)), -1), nullptr, false});
+  if (x.rank < 3 || w.rank != x.rank) c.fail("ConvTranspose expects input and weight of equal rank >= 3");
+  std::int64_t group = c.node().attr_int("group", 1);
+  if (group <= 0) c.fail("group must be positive");
+  std::size_t sp = std::size_t(x.rank - 2);
+  Window win = window_attrs(c, sp, std::vector<std::int64_t>(w.dims.begin() + 2, w.dims.end()));
+  std::vector<std::int64_t> out = {x.dims[0], mul_known(w.dims[1], group)};
+  std::vector<std::int64_t> output_shape = c.node().attr_ints("output_shape");
+  std::vector<std::int64_t> out_pad = c.node().attr_ints("output_padding");
+  if (out_pad.empty()) out_pad.assign(sp, 0);
+  for (std::size_t i = 0; i < sp; ++i) {
+    if (!output_shape.empty()) { out.push_back(output_shape[output_shape.size() - sp + i]); continue; }
+    std::int64_t d = x.dims[2 + i];
+    if (d < 0) { out.push_back(-1); continue; }
+    std::int64_t full = win.strides[i] * (d - 1) + out_pad[i] + (win.kernel[i] - 1) * win.dilations[i] + 1;
+    if (win.auto_pad == "SAME_UPPER" || win.auto_pad == "SAME_LOWER") out.push_back(d * win.strides[i]);
+    else out.push_back(full - win.pads[i] - win.pads[i + sp]);
+    if (out.back() < 0) c.fail("ConvTranspose output dim is negative");
+  }
+  c.set_output(0, ValueShape::of(x.dtype, out));
+}
+
+void rule_pool(ShapeContext& c) {
+  const ValueShape& x = c.input(0);
+  if (x.rank < 0) return c.set_output(0, ValueShape{x.dtype, -1, {}, nullptr, false});
+  if (x.rank < 3) c.fail("pooling input has rank " + std::to_string(x.rank) + "; expected N, C and spatial dims");
+  std::size_t sp = std::size_t(x.rank - 2);
+  Window win = window_attrs(c, sp, {});
+  std::vector<std::int64_t> out = {x.dims[0], x.dims[1]};
+  auto o = window_out(c, win, std::vector<std::int64_t>(x.dims.begin() + 2, x.dims.end()));
+  out.insert(out.end(), o.begin(), o.end());
+  c.set_output(0, ValueShape::of(x.dtype, out));
+  c.set_output(1, ValueShape::of(DType::Int64, out));  // MaxPool indices
+}
+
+void rule_global_pool(ShapeContext& c) {
+  const ValueShape& x = c.input(0);
+  if (x.rank < 0) return c.set_output(0, ValueShape{x.dtype, -1, {}, nullptr, false});
+  if (x.rank < 2) c.fail("global pooling needs N and C dims");
+  std::vector<std::int64_t> out = {x.dims[0], x.dims[1]};
+  out.resize(std::size_t(x.rank), 1);
+  c.set_output(0, ValueShape::of(x.dtype, out));
+}
+
+void rule_matmul(ShapeContext& c) {
+  const std::string& op = c.node().op_type;
+  std::size_t ia = 0, ib = op == "QLinearMatMul" ? 3 : 1;
+  const ValueShape& a = c.input(ia);
+  const ValueShape& b = c.input(ib);
+  DType t = op == "QLinearMatMul" ? c.input(7).dtype : op == "MatMulInteger" ? DType::Int32 : a.dtype;
+  if (a.rank < 0 || b.rank < 0) return c.set_output(0, ValueShape{t, -1, {}, nullptr, false});
+  if (a.rank == 0 || b.rank == 0) c.fail("MatMul of a scalar");
+  std::vector<std::int64_t> da = a.dims, db = b.dims;
+  bool va = da.size() == 1, vb = db.size() == 1;
+  if (va) da.insert(da.begin(), 1);
+  if (vb) db.push_back(1);
+  std::int64_t ka = da.back(), kb = db[db.size() - 2];
+  if (ka >= 0 && kb >= 0 && ka != kb) c.fail("MatMul inner dims differ: " + std::to_string(ka) + " vs " + std::to_string(kb));
+  std::vector<std::int64_t> batch = broadcast(c, std::vector<std::int64_t>(da.begin(), da.end() - 2),
+                                              std::vector<std::int64_t>(db.begin(), db.end() - 2));
+  std::vector<std::int64_t> out = batch;
+  if (!va) out.push_back(da[da.size() - 2]);
+  if (!vb) out.push_back(db.back());
+  ValueShape s = ValueShape::of(t, out);
+  s.estimated = a.estimated || b.estimated;
+  c.set_output(0, std::move(s));
+}
+
+void rule_gemm(ShapeContext& c) {
+  const ValueShape& a = c.input(0);
+  const ValueShape& b = c.input(1);
+  if (a.rank >= 0 && a.rank != 2) c.fail("Gemm A has rank " + std::to_string(a.rank) + ", expected 2");
+  if (b.rank >= 0 && b.rank != 2) c.fail("Gemm B has rank " + std::to_string(b.rank) + ", expected 2");
+  bool ta = c.node().attr_int("transA", 0) != 0, tb = c.node().attr_int("transB", 0) != 0;
+  std::int64_t m = a.rank == 2 ? a.dims[ta ? 1 : 0] : -1, ka = a.rank == 2 ? a.dims[ta ? 0 : 1] : -1;
+  std::int64_t kb = b.rank == 2 ? b.dims[tb ? 1 : 0] : -1, n = b.rank == 2 ? b.dims[tb ? 0 : 1] : -1;
+  if (ka >= 0 && kb >= 0 && ka != kb) c.fail("Gemm inner dims differ: " + std::to_string(ka) + " vs " + std::to_string(kb));
+  c.set_output(0, ValueShape::of(a.dtype, {m, n}));
+}
+
+namespace {
+
+struct EinsumSpec {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+// Parses an einsum equation; ellipses become the reserved letters '0'..'9' (up to 10 broadcast dims).
+EinsumSpec parse_einsum(ShapeContext& c, std::size_t ell_rank_max) {
+  std::string eq;
+  for (char ch : c.node().attr_string("equation", "")) if (ch != ' ') eq += ch;
+  if (eq.empty()) c.fail("Einsum without an equation");
+  EinsumSpec s;
+  std::string lhs = eq, rhs;
+  bool explicit_out = false;
+  if (auto p = eq.find("->"); p != std::string::npos) { lhs = eq.substr(0, p); rhs = eq.substr(p + 2); explicit_out = true; }
+  std::size_t start = 0;
+  while (true) {
+    auto p = lhs.find(',', start);
+    s.inputs.push_back(lhs.substr(start, p == std::string::npos ? std::string::npos : p - start));
+    if (p == std::string::npos) break;
+    start = p + 1;
+  }
+  if (s.inputs.size() != c.num_inputs()) c.fail("Einsum equation names " + std::to_string(s.inputs.size()) + " operands for " + std::to_string(c.num_inputs()) + " inputs");
+  std::size_t ell_rank = 0;
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) {
+    auto& term = s.inputs[i];
+    auto p = term.find("...");
+    if (p == std::string::npos) continue;
+    const ValueShape& in = c.input(i);
+    std::size_t letters = term.size() - 3;
+    std::size_t k = in.rank >= 0 && std::size_t(in.rank) >= letters ? std::size_t(in.rank) - letters : 0;
+    if (k > ell_rank_max) c.fail("Einsum ellipsis covers too many dims");
+    ell_rank = std::max(ell_rank, k);
+    std::string rep;
+    for (std::size_t j = 0; j < k; ++j) rep += char('0' + (ell_rank_max - k + j));
+    term = term.substr(0, p) + rep + term.substr(p + 3);
+  }
+  std::string ell_all;
+  for (std::size_t j = 0; j < ell_rank; ++j) ell_all += char('0' + (ell_rank_max - ell_rank + j));
+  if (explicit_out) {
+    if (auto p = rhs.find("..."); p != std::string::npos) rhs = rhs.substr(0, p) + ell_all + rhs.substr(p + 3);
+    s.output = rhs;
+  } else {
+    std::map<char, int> count;
+    for (auto& t : s.inputs) for (char ch : t) ++count[ch];
+    s.output = ell_all;
+    for (auto& [ch, n] : count) if (n == 1 && std::isalpha(static_cast<unsigned char>(ch))) s.output += ch;
+  }
+  return s;
+}
+
+std::map<char, std::int64_t> einsum_sizes(ShapeContext& c, const EinsumSpec& s) {
+  std::map<char, std::int64_t> size;
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) {
+    const ValueShape& in = c.input(i);
+    if (in.rank < 0) continue;
+    if (std::size_t(in.rank) != s.inputs[i].size())
+      c.fail("Einsum operand " + std::to_string(i) + " has rank " + std::to_string(in.rank) + " but its term '" + s.inputs[i] + "' has " + std::to_string(s.inputs[i].size()) + " letters");
+    for (std::size_t k = 0; k < s.inputs[i].size(); ++k) {
+      char ch = s.inputs[i][k];
+      std::int64_t d = in.dims[k];
+      auto it = size.find(ch);
+      if (it == size.end() || it->second == 1 || it->second < 0) size[ch] = d;
+      else if (d >= 0 && d != 1 && d != it->second) c.fail(std::string("Einsum letter '") + ch + "' has sizes " + std::to_string(it->second) + " and " + std::to_string(d));
+    }
+  }
+  return size;
+}
+
+}  // namespace
+
+void rule_einsum(ShapeContext& c) {
+  EinsumSpec s = parse_einsum(c, 10);
+  auto size = einsum_sizes(c, s);
+  std::vector<std::int64_t> out;
+  for (char ch : s.output) {
+    auto it = size.find(ch);
+    if (it == size.end()) c.fail(std::string("Einsum output letter '") + ch + "' appears in no input");
+    out.push_back(it->second);
+  }
+  c.set_output(0, ValueShape::of(c.input(0).dtype, out));
+}
+
+void rule_batch_norm(ShapeContext& c) {
+  c.set_output(0, like_input(c, 0));
+  const ValueShape& x = c.input(0);
+  std::int64_t ch = x.rank >= 2 ? x.dims[1] : -1;
+  for (std::size_t i = 1; i < c.num_outputs(); ++i) c.set_output(i, ValueShape::of(x.dtype, {ch}));
+}
+
+void rule_layer_norm(ShapeContext& c) {
+  const ValueShape& x = c.input(0);
+  c.set_output(0, like_input(c, 0));
+  if (x.rank < 0) return;
+  std::int64_t axis = c.normalize_axis(c.node().attr_int("axis", -1), x.rank);
+  std::vector<std::int64_t> stat = x.dims;
+  for (std::size_t i = std::size_t(axis); i < stat.size(); ++i) stat[i] = 1;
+  DType st = DType(c.node().attr_int("stash_type", 1));
+  for (std::size_t i = 1; i < c.num_outputs(); ++i) c.set_output(i, ValueShape::of(st, stat));
+}
+
+void rule_reduce(ShapeContext& c) {
+  const ValueShape& x = c.input(0);
+  std::vector<std::int64_t> axes;
+  bool have = axes_from(c, "axes", 1, axes);
+  bool keep = c.node().attr_int("keepdims", 1) != 0;
+  bool noop_empty = c.node().attr_int("noop_with_empty_axes", 0) != 0;
+  if (x.rank < 0) return c.set_output(0, ValueShape{x.dtype, -1, {}, nullptr, false});
+  if (!have && c.has_input(1)) {  // axes computed at run time
+    ValueShape s;
+    s.dtype = x.dtype;
+    if (keep) { s.rank = x.rank; s.dims.assign(std::size_t(x.rank), -1); }
+    return c.set_output(0, std::move(s));
+  }
+  std::vector<bool> red(std::size_t(x.rank), axes.empty() && !noop_empty);
+  for (auto a : axes) red[std::size_t(c.normalize_axis(a, x.rank))] = true;
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < red.size(); ++i) {
+    if (!red[i]) out.push_back(x.dims[i]);
+    else if (keep) out.push_back(1);
+  }
+  ValueShape s = ValueShape::of(x.dtype, out);
+  // Fold whole-tensor integer reductions (ReduceProd of a shape is common in exported graphs).
+  const std::string& op = c.node().op_type;
+  if (x.value && !x.value->is_float && x.fully_known() && out.size() <= 1 && product(out) == 1 &&
+      (op == "ReduceProd" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") && !x.value->ints.empty()) {
+    std::int64_t acc = op == "ReduceProd" ? 1 : op == "ReduceSum" ? 0 : x.value->ints[0];
+    for (auto v : x.value->ints) {
+      if (op == "ReduceProd") acc *= v;
+      else if (op == "ReduceSum") acc += v;
+      else if (op == "ReduceMax") acc = std::max(acc, v);
+      else acc = std::min(acc, v);
+    }
+    ConstData d;
+    d.ints = {acc};
+    return c.set_output_value(0, x.dtype, out, std::move(d));
+  }
+  c.set_output(0, std::move(s));
+}
+
+void rule_arg_reduce(ShapeContext& c) {
+  const ValueShape& x = c.input(0);
+  if (x.rank < 0) return c.set_output(0, ValueShape{DType::Int64, -1, {}, nullptr, false});
+  std::size_t ax = std::size_t(c.normalize_axis(c.node().attr_int("axis", 0), x.rank));
+  std::vector<std::int64_t> out = x.dims;
+  if (c.node().attr_int("keepdims", 1) != 0) out[ax] = 1;
+  else out.erase(out.begin() + std::ptrdiff_t(ax));
+  c.set_output(0, ValueShape::of(DType::Int64, out));
+}
+
+// ---- cost rules ----
+
+void cost_conv(const CostContext& c, double, NodeCost& out) {
+  const bool q = c.node().op_type == "QLinearConv";
+  const ValueShape& w = c.input(q ? 3 : 1);
+  const ValueShape& y = c.output(0);
+  if (!w.fully_known() || !y.fully_known()) { out.known = false; return; }
+  double per_out = 1;  // (Cin/group) * prod(kernel) MACs per output element
+  for (std::size_t i = 1; i < w.dims.size(); ++i) per_out *= double(w.dims[i]);
+  out.macs = double(y.elements()) * per_out;
+  out.flops = 2 * out.macs + (c.has_input(q ? 8 : 2) ? double(y.elements()) : 0);
+  out.activation_elems = double(y.elements());
+}
+
+void cost_conv_transpose(const CostContext& c, double, NodeCost& out) {
+  const ValueShape& x = c.input(0);
+  const ValueShape& w = c.input(1);
+  if (!x.fully_known() || !w.fully_known() || !c.output(0).fully_known()) { out.known = false; return; }
+  // Every input element scatters into (Cout/group) * prod(kernel) outputs.
+  double per_in = 1;
+  for (std::size_t i = 1; i < w.dims.size(); ++i) per_in *= double(w.dims[i]);
+  out.macs = double(x.elements()) * per_in;
+  out.flops = 2 * out.macs + (c.has_input(2) ? double(c.output(0).elements()) : 0);
+  out.activation_elems = double(c.output(0).elements());
+}
+
+void cost_matmul(const CostContext& c, double, NodeCost& out) {
+  const std::string& op = c.node().op_type;
+  const ValueShape& a = c.input(0);
+  const ValueShape& y = c.output(0);
+  if (!a.fully_known() || !y.fully_known()) { out.known = false; return; }
+  double k;
+  if (op == "Gemm") k = double(a.dims[c.node().attr_int("transA", 0) ? 0 : 1]);
+  else k = double(a.dims.back());
+  out.macs = double(y.elements()) * k;
+  out.flops = 2 * out.macs;
+  if (op == "Gemm" && c.has_input(2)) out.flops += double(y.elements());
+  out.activation_elems = double(y.elements());
+}
+
+void cost_einsum(const CostContext& c, double, NodeCost& out) {
+  // MACs = product of the sizes of every letter of the equation (each output element sums over the rest).
+  std::string eq = c.node().attr_string("equation", "");
+  std::map<char, std::int64_t> size;
+  std::string lhs = eq.substr(0, eq.find("->"));
+  std::size_t op = 0, pos = 0;
+  for (char ch : lhs) {
+    if (ch == ',') { ++op; pos = 0; continue; }
+    if (ch == ' ' || ch == '.') { if (ch == '.') out.known = false; continue; }
+    if (op >= c.num_inputs() || !c.input(op).fully_known() || pos >= c.input(op).dims.size()) { out.known = false; return; }
+    size[ch] = std::max(size[ch], c.input(op).dims[pos++]);
+  }
+  double m = 1;
+  for (auto& [ch, d] : size) m *= double(d);
+  out.macs = c.num_inputs() >= 2 ? m : 0;
+  out.flops = c.num_inputs() >= 2 ? 2 * m : m;
+  out.activation_elems = c.output_elements(0);
+}
+
+void cost_pool(const CostContext& c, double k, NodeCost& out) {
+  std::vector<std::int64_t> kernel = c.node().attr_ints("kernel_shape");
+  double window = 1;
+  for (auto d : kernel) window *= double(d);
+  out.flops = k * window * c.output_elements(0);
+  if (!c.output(0).fully_known()) out.known = false;
+}
+
+void cost_global_pool(const CostContext& c, double k, NodeCost& out) { out.flops = k * c.input_elements(0); }
+
+void cost_reduce(const CostContext& c, double k, NodeCost& out) {
+  out.flops = k * c.input_elements(0);
+  if (!c.input(0).fully_known()) out.known = false;
+}
+
+}  // namespace perfcard::ops

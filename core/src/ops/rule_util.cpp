@@ -1,0 +1,122 @@
+#include "ops/rule_util.h"
+
+#include <algorithm>
+
+namespace perfcard::ops {
+
+std::vector<std::int64_t> broadcast(ShapeContext& c, const std::vector<std::int64_t>& a,
+                                    const std::vector<std::int64_t>& b) {
+  std::size_t r = std::max(a.size(), b.size());
+  std::vector<std::int64_t> out(r, 1);
+  for (std::size_t i = 0; i < r; ++i) {
+    std::int64_t x = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    std::int64_t y = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (x == 1) out[i] = y;
+    else if (y == 1) out[i] = x;
+    else if (x < 0 || y < 0) out[i] = x < 0 ? y : x;  // one unknown: the other (non-1) dim must win
+    else if (x == y) out[i] = x;
+    else c.fail("cannot broadcast dims " + std::to_string(x) + " and " + std::to_string(y));
+  }
+  return out;
+}
+
+ValueShape broadcast_inputs(ShapeContext& c, DType out_type, std::size_t first, std::size_t last) {
+  ValueShape s;
+  s.dtype = out_type;
+  std::vector<std::int64_t> dims;
+  bool any = false;
+  for (std::size_t i = first; i < c.num_inputs() && i < last; ++i) {
+    if (!c.has_input(i)) continue;
+    const ValueShape& in = c.input(i);
+    if (in.rank < 0) return s;
+    dims = any ? broadcast(c, dims, in.dims) : in.dims;
+    any = true;
+    s.estimated |= in.estimated;
+  }
+  if (any) { s.rank = int(dims.size()); s.dims = std::move(dims); }
+  return s;
+}
+
+ValueShape like_input(ShapeContext& c, std::size_t i) {
+  ValueShape s = c.input(i);
+  s.value.reset();
+  return s;
+}
+
+std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t from, std::size_t to) {
+  std::int64_t p = 1;
+  for (std::size_t i = from; i < dims.size() && i < to; ++i) {
+    if (dims[i] < 0) return -1;
+    p *= dims[i];
+  }
+  return p;
+}
+
+bool fold_binary(ShapeContext& c, DType out_type, const std::function<double(double, double)>& f,
+                 const std::function<std::int64_t(std::int64_t, std::int64_t)>& fi) {
+  if (c.num_inputs() < 2 || !c.has_input(0) || !c.has_input(1)) return false;
+  const ValueShape& a = c.input(0);
+  const ValueShape& b = c.input(1);
+  if (!a.value || !b.value || !a.fully_known() || !b.fully_known()) return false;
+  std::vector<std::int64_t> dims = broadcast(c, a.dims, b.dims);
+  std::int64_t n = product(dims);
+  if (n < 0 || std::size_t(n) > kFoldLimit) return false;
+  auto index = [&](const ValueShape& s, std::int64_t flat) {
+    // maps a flat index of the broadcast result to the flat index in s
+    std::int64_t idx = 0, stride = 1;
+    for (std::size_t k = dims.size(); k-- > 0;) {
+      std::int64_t coord = flat % dims[k];
+      flat /= dims[k];
+      std::size_t off = dims.size() - s.dims.size();
+      if (k >= off) {
+        std::int64_t d = s.dims[k - off];
+        idx += (d == 1 ? 0 : coord) * stride;
+        stride *= d;
+      }
+    }
+    return idx;
+  };
+  ConstData r;
+  bool as_float = a.value->is_float || b.value->is_float;
+  r.is_float = dtype_is_float(out_type);
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t ia = index(a, i), ib = index(b, i);
+    if (as_float) {
+      double x = a.value->is_float ? a.value->floats[std::size_t(ia)] : double(a.value->ints[std::size_t(ia)]);
+      double y = b.value->is_float ? b.value->floats[std::size_t(ib)] : double(b.value->ints[std::size_t(ib)]);
+      double v = f(x, y);
+      if (r.is_float) r.floats.push_back(v);
+      else r.ints.push_back(std::int64_t(v));
+    } else {
+      std::int64_t v = fi(a.value->ints[std::size_t(ia)], b.value->ints[std::size_t(ib)]);
+      if (r.is_float) r.floats.push_back(double(v));
+      else r.ints.push_back(v);
+    }
+  }
+  c.set_output_value(0, out_type, dims, std::move(r));
+  return true;
+}
+
+bool axes_from(ShapeContext& c, const char* name, std::size_t input, std::vector<std::int64_t>& out) {
+  if (const Attribute* a = c.node().attr(name)) {
+    out = a->ints;
+    return true;
+  }
+  if (c.has_input(input)) {
+    if (!c.input_ints(input, out)) return false;
+    return true;
+  }
+  return false;
+}
+
+void cost_none(const CostContext&, double, NodeCost&) {}
+
+void cost_per_output(const CostContext& c, double k, NodeCost& out) {
+  double n = 0;
+  for (std::size_t i = 0; i < c.node().outputs.size(); ++i) n = std::max(n, c.output_elements(i));
+  out.flops = k * n;
+}
+
+void cost_per_input(const CostContext& c, double k, NodeCost& out) { out.flops = k * c.input_elements(0); }
+
+}  // namespace perfcard::ops

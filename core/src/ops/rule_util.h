@@ -1,0 +1,42 @@
+// Helpers shared by the shape and cost rules.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "perfcard/cost.h"
+#include "perfcard/op_registry.h"
+
+namespace perfcard::ops {
+
+// Numpy-style broadcast of known shapes; -1 dims stay unknown. Fails on incompatible dims.
+std::vector<std::int64_t> broadcast(ShapeContext& c, const std::vector<std::int64_t>& a,
+                                    const std::vector<std::int64_t>& b);
+
+// Broadcast over all present inputs; rank -1 when any input rank is unknown.
+ValueShape broadcast_inputs(ShapeContext& c, DType out_type, std::size_t first = 0, std::size_t last = SIZE_MAX);
+
+// Same type and shape as input i, without its contents.
+ValueShape like_input(ShapeContext& c, std::size_t i);
+
+std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t from = 0, std::size_t to = SIZE_MAX);
+
+// Elementwise evaluation on known small contents (after broadcasting), for shape-value propagation.
+bool fold_binary(ShapeContext& c, DType out_type, const std::function<double(double, double)>& f,
+                 const std::function<std::int64_t(std::int64_t, std::int64_t)>& fi);
+
+// Limits how many elements rules fold: contents are kept only for shape-sized tensors.
+constexpr std::size_t kFoldLimit = 4096;
+
+// Reads an "axes"-like list from attribute `name` (older opsets) or input `input` (newer ones).
+// Returns false when neither is present; fails when the input exists but its contents are unknown.
+bool axes_from(ShapeContext& c, const char* name, std::size_t input, std::vector<std::int64_t>& out);
+
+// Cost rules (see op_registry.h for the meaning of k).
+void cost_none(const CostContext&, double, NodeCost&);
+void cost_per_output(const CostContext& c, double k, NodeCost& out);   // k FLOPs per output element
+void cost_per_input(const CostContext& c, double k, NodeCost& out);    // k FLOPs per element of input 0
+
+}  // namespace perfcard::ops

@@ -1,0 +1,206 @@
+#include "perfcard/report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "perfcard/op_registry.h"
+
+namespace perfcard {
+namespace {
+
+using nlohmann::json;
+
+json shape_json(const ValueShape& s) {
+  json j;
+  j["dtype"] = std::string(dtype_name(s.dtype));
+  if (s.rank < 0) j["shape"] = nullptr;
+  else {
+    json dims = json::array();
+    for (auto d : s.dims) dims.push_back(d < 0 ? json(nullptr) : json(d));
+    j["shape"] = dims;
+  }
+  if (s.estimated) j["estimated"] = true;
+  return j;
+}
+
+json declared_json(const Value& v) {
+  json j;
+  j["name"] = v.name;
+  j["dtype"] = std::string(dtype_name(v.declared.dtype));
+  if (!v.declared.has_shape) { j["dims"] = nullptr; return j; }
+  json dims = json::array();
+  for (const auto& d : v.declared.dims) {
+    if (d.known()) dims.push_back(d.value);
+    else if (!d.symbol.empty()) dims.push_back(d.symbol);
+    else dims.push_back(nullptr);
+  }
+  j["dims"] = dims;
+  return j;
+}
+
+json location_json(const Location& l) {
+  json j = json::object();
+  if (l.byte_offset) j["byte_offset"] = *l.byte_offset;
+  if (!l.node.empty()) j["node"] = l.node;
+  if (!l.op_type.empty()) j["op_type"] = l.op_type;
+  if (!l.graph.empty()) j["graph"] = l.graph;
+  return j;
+}
+
+json nodes_json(const Graph& g, const GraphShapes& s, const GraphCosts& gc) {
+  json arr = json::array();
+  for (int ni : g.order) {
+    const Node& n = g.nodes[std::size_t(ni)];
+    const NodeCost& c = gc.nodes[std::size_t(ni)];
+    json j;
+    j["name"] = n.name;
+    j["op_type"] = n.op_type;
+    if (!n.domain.empty()) j["domain"] = n.domain;
+    j["class"] = std::string(op_class_name(c.cls));
+    json ins = json::array(), outs = json::array();
+    for (int v : n.inputs) {
+      if (v < 0) { ins.push_back(nullptr); continue; }
+      json x = shape_json(s.values[std::size_t(v)]);
+      x["name"] = g.values[std::size_t(v)].name;
+      if (g.values[std::size_t(v)].kind == ValueKind::Initializer) x["initializer"] = true;
+      ins.push_back(x);
+    }
+    for (int v : n.outputs) {
+      if (v < 0) { outs.push_back(nullptr); continue; }
+      json x = shape_json(s.values[std::size_t(v)]);
+      x["name"] = g.values[std::size_t(v)].name;
+      outs.push_back(x);
+    }
+    j["inputs"] = ins;
+    j["outputs"] = outs;
+    j["macs"] = c.macs;
+    j["flops"] = c.flops;
+    j["bytes_read"] = c.bytes_read;
+    j["bytes_written"] = c.bytes_written;
+    j["params"] = c.params;
+    const char* status = s.status[std::size_t(ni)] == NodeStatus::Inferred ? "inferred"
+                         : s.status[std::size_t(ni)] == NodeStatus::FromValueInfo ? "value_info" : "unknown";
+    j["shape_status"] = status;
+    j["cost_known"] = c.known;
+    if (c.folded) j["folded"] = true;
+    if (c.subgraph_once) {
+      json subs = json::array();
+      std::size_t k = 0;
+      for (const auto& a : n.attributes)
+        for (const auto& body : a.graphs) {
+          json sj;
+          sj["attribute"] = a.name;
+          if (k < s.subgraphs[std::size_t(ni)].size() && !s.subgraphs[std::size_t(ni)][k].values.empty())
+            sj["nodes"] = nodes_json(body, s.subgraphs[std::size_t(ni)][k], gc.subgraphs[std::size_t(ni)][k]);
+          subs.push_back(sj);
+          ++k;
+        }
+      j["subgraphs"] = subs;
+      j["subgraphs_counted_once"] = true;
+    }
+    arr.push_back(std::move(j));
+  }
+  return arr;
+}
+
+}  // namespace
+
+json analysis_to_json(const Model& m, const Analysis& a, bool per_node) {
+  json j;
+  j["schema_version"] = kAnalyzeSchemaVersion;
+  json model;
+  model["ir_version"] = m.ir_version;
+  json opsets = json::object();
+  for (const auto& o : m.opsets) opsets[o.domain.empty() ? "ai.onnx" : o.domain] = o.version;
+  model["opsets"] = opsets;
+  model["producer"] = m.producer_name + (m.producer_version.empty() ? "" : " " + m.producer_version);
+  model["graph_name"] = m.graph.name;
+  model["file_bytes"] = m.file_bytes;
+  json ins = json::array(), outs = json::array();
+  for (int v : m.graph.inputs) {
+    json x = declared_json(m.graph.values[std::size_t(v)]);
+    x["bound"] = shape_json(a.shapes.graph.values[std::size_t(v)]);
+    ins.push_back(x);
+  }
+  for (int v : m.graph.outputs) {
+    json x = declared_json(m.graph.values[std::size_t(v)]);
+    x["inferred"] = shape_json(a.shapes.graph.values[std::size_t(v)]);
+    outs.push_back(x);
+  }
+  model["inputs"] = ins;
+  model["outputs"] = outs;
+  j["model"] = model;
+
+  json syms = json::array();
+  for (const auto& s : a.shapes.symbols) syms.push_back({{"name", s.name}, {"value", s.value}, {"bound", s.bound}});
+  j["symbols"] = syms;
+
+  const ModelTotals& t = a.totals;
+  json tot;
+  tot["macs"] = t.macs;
+  tot["flops"] = t.flops;
+  tot["params"] = t.params;
+  tot["weight_bytes"] = t.weight_bytes;
+  tot["external_weight_bytes"] = t.external_weight_bytes;
+  tot["activations"] = t.activations;
+  tot["bytes_read"] = t.bytes_read;
+  tot["bytes_written"] = t.bytes_written;
+  tot["peak_activation_bytes"] = a.liveness.peak_bytes;
+  tot["peak_activation_complete"] = a.liveness.complete;
+  if (a.liveness.peak_step >= 0) {
+    const Node& pn = m.graph.nodes[std::size_t(m.graph.order[std::size_t(a.liveness.peak_step)])];
+    tot["peak_activation_at"] = pn.name.empty() ? pn.display_name() : pn.name;
+  }
+  tot["input_bytes"] = a.liveness.input_bytes;
+  tot["output_bytes"] = a.liveness.output_bytes;
+  tot["nodes"] = t.nodes;
+  tot["subgraph_nodes"] = t.subgraph_nodes;
+  tot["unknown_nodes"] = t.unknown_nodes;
+  tot["uncosted_nodes"] = t.uncosted_nodes;
+  tot["estimated_values"] = t.estimated_values;
+  j["totals"] = tot;
+
+  json ops = json::array();
+  std::vector<std::pair<std::string, OpTypeStats>> sorted(a.by_op_type.begin(), a.by_op_type.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) {
+    return x.second.flops != y.second.flops ? x.second.flops > y.second.flops : x.second.count > y.second.count;
+  });
+  for (const auto& [op, st] : sorted)
+    ops.push_back({{"op_type", op}, {"count", st.count}, {"macs", st.macs}, {"flops", st.flops}, {"bytes", st.bytes}});
+  j["op_types"] = ops;
+
+  json unknown = json::array();
+  for (const auto& u : a.shapes.unknown_ops) unknown.push_back(u);
+  j["unknown_ops"] = unknown;
+  json warns = json::array();
+  for (const auto& w : a.shapes.warnings) {
+    json x = {{"message", w.message}};
+    json l = location_json(w.where);
+    if (!l.empty()) x["where"] = l;
+    warns.push_back(x);
+  }
+  j["warnings"] = warns;
+  if (per_node) j["nodes"] = nodes_json(m.graph, a.shapes.graph, a.costs);
+  return j;
+}
+
+DimBindings parse_dim_bindings(const std::vector<std::string>& specs) {
+  DimBindings b;
+  for (const auto& s : specs) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+      throw Error("bad dim binding '" + s + "': expected NAME=VALUE, e.g. batch=8");
+    std::string name = s.substr(0, eq), val = s.substr(eq + 1);
+    std::int64_t v = 0;
+    for (char ch : val) {
+      if (ch < '0' || ch > '9' || v > (std::int64_t{1} << 40))
+        throw Error("bad dim binding '" + s + "': the value must be a whole number from 0 to 2^40");
+      v = v * 10 + (ch - '0');
+    }
+    if (v > (std::int64_t{1} << 40)) throw Error("bad dim binding '" + s + "': the value must be a whole number from 0 to 2^40");
+    b.values[name] = v;
+  }
+  return b;
+}
+
+}  // namespace perfcard

@@ -1,0 +1,244 @@
+// The inference walk: seeds graph inputs (binding symbolic dims), initializers and outer-scope values,
+// then applies each node's rule in execution order. Rules live in ops/ and are found via the registry.
+#include "perfcard/shape_inference.h"
+
+#include <algorithm>
+#include <set>
+
+#include "perfcard/op_registry.h"
+
+namespace perfcard {
+
+bool ValueShape::fully_known() const {
+  if (rank < 0) return false;
+  for (auto d : dims)
+    if (d < 0) return false;
+  return true;
+}
+
+std::uint64_t ValueShape::elements() const {
+  if (!fully_known()) return 0;
+  std::uint64_t n = 1;
+  for (auto d : dims) n *= std::uint64_t(d);
+  return n;
+}
+
+std::uint64_t ValueShape::bytes() const { return (elements() * std::uint64_t(dtype_bits(dtype)) + 7) / 8; }
+
+namespace {
+
+constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 50;  // beyond any real tensor
+
+class Inference {
+ public:
+  Inference(const Model& m, const DimBindings& b, ShapeResult& r) : model_(m), bind_(b), result_(r) {}
+
+  void run_main() {
+    const Graph& g = model_.graph;
+    GraphShapes& gs = result_.graph;
+    seed_common(g, gs, {});
+    for (int v : g.inputs) gs.values[std::size_t(v)] = bind_declared(g.values[std::size_t(v)], true);
+    walk(g, gs, {});
+  }
+
+  // Subgraph: inputs supplied by the op's rule; outer-scope values come from the enclosing scopes.
+  std::vector<ValueShape> run_sub(const Graph& g, GraphShapes& gs, const std::vector<ValueShape>& inputs,
+                                  std::vector<const GraphShapes*> scopes) {
+    seed_common(g, gs, scopes);
+    for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+      const Value& v = g.values[std::size_t(g.inputs[i])];
+      ValueShape s = i < inputs.size() ? inputs[i] : ValueShape{};
+      if (s.rank < 0 && v.has_declared) s = bind_declared(v, false);
+      gs.values[std::size_t(g.inputs[i])] = std::move(s);
+    }
+    walk(g, gs, scopes);
+    std::vector<ValueShape> outs;
+    for (int v : g.outputs) outs.push_back(gs.values[std::size_t(v)]);
+    return outs;
+  }
+
+ private:
+  const Model& model_;
+  const DimBindings& bind_;
+  ShapeResult& result_;
+  std::set<std::string> reported_symbols_;
+
+  void seed_common(const Graph& g, GraphShapes& gs, const std::vector<const GraphShapes*>& scopes) {
+    gs.values.assign(g.values.size(), ValueShape{});
+    gs.status.assign(g.nodes.size(), NodeStatus::Unknown);
+    gs.subgraphs.assign(g.nodes.size(), {});
+    for (std::size_t v = 0; v < g.values.size(); ++v) {
+      const Value& val = g.values[v];
+      if (val.kind == ValueKind::Initializer) {
+        const TensorMeta& t = g.initializers[std::size_t(val.initializer)];
+        ValueShape s = ValueShape::of(t.dtype, t.dims);
+        if (t.data) s.value = std::make_shared<const ConstData>(*t.data);
+        gs.values[v] = std::move(s);
+      } else if (val.kind == ValueKind::OuterScope && !scopes.empty()) {
+        gs.values[v] = scopes.back()->values[std::size_t(val.outer)];
+      }
+    }
+  }
+
+  // A declared type with its symbols bound. Main-graph inputs report each symbol once.
+  ValueShape bind_declared(const Value& v, bool is_main_input) {
+    ValueShape s;
+    s.dtype = v.declared.dtype;
+    if (!v.declared.has_shape) {
+      if (is_main_input && v.declared.is_tensor)
+        result_.warnings.push_back({"input '" + v.name + "' has no declared shape; its consumers stay unknown", {}});
+      return s;
+    }
+    s.rank = int(v.declared.dims.size());
+    for (std::size_t i = 0; i < v.declared.dims.size(); ++i) {
+      const Dim& d = v.declared.dims[i];
+      if (d.known()) {
+        s.dims.push_back(d.value);
+        continue;
+      }
+      auto it = d.symbol.empty() ? bind_.values.end() : bind_.values.find(d.symbol);
+      std::int64_t value = it != bind_.values.end() ? it->second : bind_.unbound_default;
+      s.dims.push_back(value);
+      if (!is_main_input) continue;
+      if (d.symbol.empty()) {
+        result_.warnings.push_back({"input '" + v.name + "' dim " + std::to_string(i) +
+                                        " is dynamic and unnamed; using " + std::to_string(value),
+                                    {}});
+      } else if (reported_symbols_.insert(d.symbol).second) {
+        bool bound = it != bind_.values.end();
+        result_.symbols.push_back({d.symbol, value, bound});
+        if (!bound)
+          result_.warnings.push_back({"dim '" + d.symbol + "' is not bound; using " + std::to_string(value) +
+                                          " (bind it with --dim " + d.symbol + "=N)",
+                                      {}});
+      }
+    }
+    return s;
+  }
+
+  void walk(const Graph& g, GraphShapes& gs, std::vector<const GraphShapes*> scopes) {
+    for (int ni : g.order) {
+      const Node& n = g.nodes[std::size_t(ni)];
+      Location loc{n.byte_offset, n.display_name(), n.op_type, g.path};
+      const OpSpec* spec = find_op(n.domain, n.op_type);
+      if (spec) {
+        std::vector<const GraphShapes*> inner = scopes;
+        inner.push_back(&gs);
+        ShapeContext ctx(model_, g, n, gs.values, gs.subgraphs[std::size_t(ni)], bind_, result_.warnings,
+                         inner.data(), int(inner.size()));
+        spec->shape(ctx);
+        gs.status[std::size_t(ni)] = NodeStatus::Inferred;
+      } else {
+        bool all = !n.outputs.empty();
+        for (int o : n.outputs) {
+          if (o < 0) continue;
+          const Value& val = g.values[std::size_t(o)];
+          if (val.has_declared && val.declared.has_shape) gs.values[std::size_t(o)] = bind_declared(val, false);
+          else all = false;
+        }
+        gs.status[std::size_t(ni)] = all ? NodeStatus::FromValueInfo : NodeStatus::Unknown;
+        std::string op = n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type;
+        if (!all && std::find(result_.unknown_ops.begin(), result_.unknown_ops.end(), op) == result_.unknown_ops.end())
+          result_.unknown_ops.push_back(op);
+      }
+      for (int o : n.outputs) {
+        if (o < 0) continue;
+        const ValueShape& s = gs.values[std::size_t(o)];
+        std::uint64_t e = 1;
+        for (auto d : s.dims) {
+          if (d < 0) continue;
+          if (d != 0 && e > kMaxElements / std::uint64_t(d))
+            throw Error("output '" + g.values[std::size_t(o)].name + "' would have more than 2^50 elements", loc);
+          e *= std::uint64_t(d);
+        }
+      }
+    }
+  }
+
+  friend class perfcard::ShapeContext;
+};
+
+}  // namespace
+
+ShapeContext::ShapeContext(const Model& model, const Graph& graph, const Node& node, std::vector<ValueShape>& values,
+                           std::vector<GraphShapes>& subgraphs, const DimBindings& bindings,
+                           std::vector<Diagnostic>& warnings, const GraphShapes* const* scopes, int scope_depth)
+    : model_(model), graph_(graph), node_(node), values_(values), subgraphs_(subgraphs), bindings_(bindings),
+      warnings_(warnings), scopes_(scopes), scope_depth_(scope_depth), opset_(model.opset(node.domain)) {
+  if (node.domain.empty() && opset_ == 0) opset_ = 1;
+}
+
+const ValueShape& ShapeContext::input(std::size_t i) const {
+  if (!has_input(i)) fail("required input " + std::to_string(i) + " is missing");
+  return values_[std::size_t(node_.inputs[i])];
+}
+
+const ValueShape* ShapeContext::input_if(std::size_t i) const {
+  return has_input(i) ? &values_[std::size_t(node_.inputs[i])] : nullptr;
+}
+
+bool ShapeContext::input_rank_known(std::size_t i) const { return has_input(i) && input(i).rank >= 0; }
+
+bool ShapeContext::input_ints(std::size_t i, std::vector<std::int64_t>& out) const {
+  const ValueShape* s = input_if(i);
+  if (!s || !s->value || s->value->is_float) return false;
+  out = s->value->ints;
+  return true;
+}
+
+void ShapeContext::set_output(std::size_t i, ValueShape s) {
+  if (!has_output(i)) return;
+  if (s.rank >= 0 && s.dims.size() != std::size_t(s.rank)) s.rank = int(s.dims.size());
+  values_[std::size_t(node_.outputs[i])] = std::move(s);
+}
+
+void ShapeContext::set_output_value(std::size_t i, DType t, std::vector<std::int64_t> dims, ConstData v) {
+  ValueShape s = ValueShape::of(t, std::move(dims));
+  s.value = std::make_shared<const ConstData>(std::move(v));
+  set_output(i, std::move(s));
+}
+
+std::vector<ValueShape> ShapeContext::run_subgraph(const Graph& body, const std::vector<ValueShape>& inputs) {
+  // Results are stored at the body's position among the node's graph attributes, so that costing can
+  // walk attributes in order without knowing which order the rule ran them in.
+  std::size_t slot = 0, count = 0;
+  for (const auto& a : node_.attributes)
+    for (const auto& g : a.graphs) {
+      if (&g == &body) slot = count;
+      ++count;
+    }
+  if (subgraphs_.size() < count) subgraphs_.resize(count);
+  ShapeResult scratch;  // warnings and unknown ops of bodies are merged into the caller's lists below
+  Inference inf(model_, bindings_, scratch);
+  std::vector<const GraphShapes*> scopes(scopes_, scopes_ + scope_depth_);
+  auto outs = inf.run_sub(body, subgraphs_[slot], inputs, scopes);
+  for (auto& w : scratch.warnings) warnings_.push_back(std::move(w));
+  for (auto& op : scratch.unknown_ops)
+    warnings_.push_back({"op " + op + " in subgraph " + body.path + " has no shape rule", {}});
+  return outs;
+}
+
+void ShapeContext::fail(const std::string& message) const {
+  throw Error(message, Location{node_.byte_offset, node_.display_name(), node_.op_type, graph_.path});
+}
+
+void ShapeContext::warn(const std::string& message) {
+  warnings_.push_back({message, Location{node_.byte_offset, node_.display_name(), node_.op_type, graph_.path}});
+}
+
+std::int64_t ShapeContext::normalize_axis(std::int64_t axis, std::int64_t rank) const {
+  if (axis < -rank || axis >= rank)
+    fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+ShapeResult infer_shapes(const Model& model, const DimBindings& bindings) {
+  for (const auto& [name, v] : bindings.values)
+    if (v < 0 || v > (std::int64_t{1} << 40))
+      throw Error("dim " + name + "=" + std::to_string(v) + " is out of range (0 .. 2^40)");
+  ShapeResult r;
+  Inference(model, bindings, r).run_main();
+  return r;
+}
+
+}  // namespace perfcard

@@ -1,0 +1,17 @@
+#include "test_util.h"
+
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+namespace perfcard::test {
+
+std::string data_path(const std::string& relative) { return std::string(PERFCARD_TEST_DATA) + "/" + relative; }
+
+std::vector<std::uint8_t> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("test fixture missing: " + path);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace perfcard::test
