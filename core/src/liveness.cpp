@@ -6,7 +6,11 @@
 
 namespace perfcard {
 
-LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s) {
+LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_bits) {
+  auto size_of = [float_bits](const ValueShape& v) {
+    if (float_bits > 0 && dtype_is_float(v.dtype)) return (v.elements() * std::uint64_t(float_bits) + 7) / 8;
+    return v.bytes();
+  };
   LivenessResult r;
   const std::size_t nv = g.values.size(), steps = g.order.size();
   std::vector<int> step_of(g.nodes.size(), 0);
@@ -47,13 +51,13 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s) {
     if (!is_buffer[v]) continue;
     const ValueShape& vs = s.values[v];
     if (!vs.fully_known()) { r.complete = false; continue; }
-    double b = double(vs.bytes());
+    double b = double(size_of(vs));
     delta[std::size_t(first[v])] += b;
     delta[std::size_t(last[v]) + 1] -= b;
-    if (g.values[v].kind == ValueKind::GraphInput) r.input_bytes += vs.bytes();
+    if (g.values[v].kind == ValueKind::GraphInput) r.input_bytes += size_of(vs);
   }
   for (int v : g.outputs)
-    if (s.values[std::size_t(v)].fully_known()) r.output_bytes += s.values[std::size_t(v)].bytes();
+    if (s.values[std::size_t(v)].fully_known()) r.output_bytes += size_of(s.values[std::size_t(v)]);
   double live = 0;
   for (std::size_t i = 0; i < steps; ++i) {
     live += delta[i];

@@ -18,6 +18,7 @@ struct LivenessResult {
   bool complete = true;             // false when some activation's size is unknown
 };
 
-LivenessResult peak_live_memory(const Graph& graph, const GraphShapes& shapes);
+// float_bits > 0 counts floating tensors at that width (the precision a predictor runs the model at).
+LivenessResult peak_live_memory(const Graph& graph, const GraphShapes& shapes, int float_bits = 0);
 
 }  // namespace perfcard

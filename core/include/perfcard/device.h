@@ -1,0 +1,67 @@
+// The device catalog: GPUs and CPUs with their datasheet figures, each carrying its source, and the
+// MIG profile tables. Parsed from weights/devices.json (embedded into the wasm build), never hard-coded.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfcard {
+
+enum class Precision : std::uint8_t { FP32, TF32, FP16, BF16, FP8, INT8 };
+
+std::string_view precision_name(Precision p);
+Precision parse_precision(std::string_view s);  // throws Error on an unknown name
+int precision_bits(Precision p);                 // storage bits of weights/activations (tf32 stores 32)
+
+struct Sourced {
+  double value = 0;
+  std::string source;
+  bool uncertain = false;
+  bool present = false;
+};
+
+struct MigProfile {
+  std::string name;          // e.g. "1g.10gb"
+  double memory_gb = 0;
+  int compute_slices = 0;    // of the device's mig.compute_slices_total (7; 4 on A30)
+  int memory_slices = 0;     // of mig.memory_slices_total (8; 4 on A30)
+  int max_instances = 0;
+};
+
+struct MigTable {
+  std::string source;
+  int compute_slices_total = 7;
+  int memory_slices_total = 8;
+  std::vector<MigProfile> profiles;
+};
+
+struct Device {
+  std::string id, name, kind, vendor, arch;  // kind: "gpu" | "cpu"
+  std::map<Precision, Sourced> peak_tflops;  // dense; absent precision = unsupported
+  Sourced sm_count, memory_gb, memory_bandwidth_gbs, l2_mb, tdp_w, idle_w;
+  // CPUs
+  Sourced cores, threads, clock_ghz, peak_fp32_gflops;
+  std::optional<MigTable> mig;
+
+  bool is_gpu() const { return kind == "gpu"; }
+  bool supports(Precision p) const { return peak_tflops.count(p) != 0; }
+  double peak(Precision p) const;  // TFLOP/s, 0 when unsupported
+};
+
+class DeviceCatalog {
+ public:
+  static DeviceCatalog parse(std::string_view json_text);  // throws Error naming the entry and field
+  const Device& get(std::string_view id) const;            // throws Error listing known ids
+  const Device* find(std::string_view id) const;
+  const std::vector<Device>& devices() const { return devices_; }
+
+ private:
+  std::vector<Device> devices_;
+};
+
+}  // namespace perfcard

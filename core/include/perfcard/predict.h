@@ -1,0 +1,75 @@
+// perfcard predict: for each device and batch, latency, throughput, memory with its parts, energy,
+// carbon and the MIG recommendation, from one predictor behind the Predictor interface.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "perfcard/carbon.h"
+#include "perfcard/device.h"
+#include "perfcard/memory_model.h"
+#include "perfcard/predictor.h"
+
+namespace perfcard {
+
+struct PredictOptions {
+  std::vector<std::string> devices;          // ids; empty or {"all"}: every GPU; "cpus": every CPU
+  std::vector<std::int64_t> batches = {1};
+  std::optional<Precision> precision;        // default fp16 on GPUs, fp32 on CPUs
+  Mode mode = Mode::Inference;
+  DimBindings dims;                          // other symbolic dims (sequence, ...)
+  std::string region;                        // empty: the table's default
+  std::optional<double> grid_g_per_kwh;      // overrides the region
+  std::optional<double> pue;
+  std::optional<double> latency_target_ms;
+  std::string gpu_runtime = "pytorch-eager";
+  std::string cpu_runtime = "onnxruntime";
+  double mig_headroom = 0.1;                 // a profile fits when peak memory <= (1 - headroom) x its memory
+  bool keep_kernels = false;                 // per-kernel times (for breakdown charts)
+};
+
+struct MigOption {
+  std::string name;
+  double memory_gb = 0;
+  bool fits = false;
+  bool meets_target = true;
+  double latency_ms = 0, throughput_per_s = 0;
+  int instances = 0;
+  double total_throughput_per_s = 0;
+};
+
+struct DevicePrediction {
+  std::string device_id, device_name, runtime;
+  std::int64_t batch = 1;
+  Precision precision_requested = Precision::FP16, precision_used = Precision::FP16;
+  double latency_ms = 0, throughput_per_s = 0;
+  MemoryBreakdown memory;
+  double device_memory_gb = 0;
+  bool fits = false;
+  std::optional<double> power_w, energy_j_per_sample, carbon_g_per_1000;
+  std::vector<MigOption> mig;
+  std::optional<std::size_t> mig_recommended;  // index into mig
+  double uncertainty = 0;
+  std::string predictor, predictor_version;
+  std::vector<KernelTime> kernels;
+  std::vector<std::string> warnings;
+};
+
+struct PredictResult {
+  std::string batch_symbol;                  // the dim that --batch binds ("" when the model has none)
+  std::string region_code;
+  double grid_g_per_kwh = 0, pue = 1;
+  std::vector<DevicePrediction> rows;        // devices x batches
+  std::vector<std::string> warnings;
+};
+
+PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Predictor& predictor,
+                      const RooflineConstants& constants, const CarbonTable& carbon, const PredictOptions& options);
+
+inline constexpr int kPredictSchemaVersion = 1;
+nlohmann::json predict_to_json(const PredictResult& r);
+
+}  // namespace perfcard

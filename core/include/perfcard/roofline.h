@@ -1,0 +1,99 @@
+// The physics-based predictor: every kernel takes max(compute, memory, launch floor) at achievable
+// (fitted) throughput, kernels are formed by the runtime's fusion policy, and the runtime's per-op CPU
+// dispatch is simulated against the GPU queue. Its constants come from weights/roofline.json, which
+// scripts/calibrate_roofline.py fits on public measurements and stamps with provenance.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfcard/analysis.h"
+#include "perfcard/device.h"
+
+namespace perfcard {
+
+// Achievable fractions of datasheet peaks for one device family ("ampere", "hopper", "cpu-x86", ...).
+struct FamilyConstants {
+  double gemm_eff_tensor = 0;   // matmul-like kernels on tensor cores (fp16/bf16/tf32/fp8/int8)
+  double gemm_eff_fp32 = 0;     // matmul-like kernels on FP32 CUDA cores / CPU FMA units
+  double conv_eff_tensor = 0;
+  double conv_eff_fp32 = 0;
+  double vector_eff = 0;        // pointwise, reductions, normalization: fraction of FP32 peak
+  double mem_eff = 0;           // fraction of datasheet bandwidth achieved by streaming kernels
+  double k_half = 0;            // reduction length at which a GEMM reaches half its efficiency
+  double tile = 0;              // output tile edge used for wave quantization (0: no wave model)
+  double launch_us = 0;         // shortest kernel, GPU side
+};
+
+// How a runtime turns a graph into kernels and what it costs to issue them.
+struct RuntimeConstants {
+  std::string name;             // "pytorch-eager", "onnxruntime", "onnxruntime-web", "tensorrt"
+  std::string kind;             // "gpu" or "cpu": the device kind it runs on
+  double dispatch_us = 0;       // host time to issue one kernel (eager: the dispatcher)
+  bool fuse_elementwise = false;  // pointwise chains and activations join their producer kernel
+  bool fuse_bias = true;          // MatMul + bias Add is one kernel (linear/addmm)
+  bool conv_fp32_as_tf32 = false; // cuDNN's default in PyTorch: fp32 convolutions run as TF32
+  bool matmul_fp32_as_tf32 = false;
+  double context_mb = 0;        // runtime + CUDA context resident before the model (sourced estimate)
+  double workspace_mb = 0;      // library workspaces (cuBLAS/cuDNN) held during inference
+  double allocator_overhead = 0;  // caching-allocator rounding and fragmentation, fraction of activations
+  std::string source;           // where the memory figures come from
+};
+
+struct PowerConstants {
+  double gamma = 1;             // power = idle + (tdp - idle) * busy * intensity^gamma
+  double floor = 0;             // intensity never reads below this while a kernel runs
+};
+
+struct AccuracyNote {           // held-out accuracy of this predictor, from scripts/evaluate_roofline.py
+  double mape = 0;
+  std::size_t rows = 0;
+  std::string source;
+};
+
+struct RooflineConstants {
+  std::string version;          // e.g. "roofline-1.0"
+  std::string provenance;       // data sources, split, fitting date
+  std::map<std::string, FamilyConstants> families;
+  std::map<std::string, RuntimeConstants> runtimes;
+  std::map<std::string, std::string> arch_family;  // device arch (e.g. "Hopper GH100 sm90") prefix -> family
+  PowerConstants power;
+  std::map<std::string, AccuracyNote> accuracy;    // by family; the relative uncertainty shown
+
+  static RooflineConstants parse(std::string_view json_text);  // rejects a wrong major version
+  const FamilyConstants& family_of(const Device& d, std::string* name = nullptr) const;
+  const RuntimeConstants& runtime(std::string_view name) const;
+};
+
+struct KernelTime {
+  std::string name;             // first node of the kernel
+  std::string op_type;
+  OpClass cls = OpClass::Other;
+  double flops = 0, bytes = 0;
+  double compute_ms = 0, memory_ms = 0, time_ms = 0;
+  bool compute_bound = false;
+};
+
+struct RooflineResult {
+  double latency_ms = 0;        // one batch, end to end on the device
+  double gpu_busy_ms = 0;       // sum of kernel times
+  double dispatch_ms = 0;       // sum of host dispatch
+  double intensity = 0;         // time-weighted fraction of the binding roofline achieved
+  std::vector<KernelTime> kernels;
+  std::vector<std::string> warnings;
+};
+
+struct RooflineOptions {
+  Precision precision = Precision::FP16;
+  std::string runtime = "pytorch-eager";
+  double compute_scale = 1;     // MIG: the profile's share of compute
+  double bandwidth_scale = 1;   // MIG: the profile's share of memory bandwidth
+  bool keep_kernels = false;
+};
+
+RooflineResult roofline_latency(const Model& model, const Analysis& analysis, const Device& device,
+                                const RooflineConstants& constants, const RooflineOptions& options);
+
+}  // namespace perfcard

@@ -1,0 +1,162 @@
+#include "perfcard/device.h"
+
+#include <nlohmann/json.hpp>
+
+#include "perfcard/error.h"
+
+namespace perfcard {
+
+std::string_view precision_name(Precision p) {
+  switch (p) {
+    case Precision::FP32: return "fp32";
+    case Precision::TF32: return "tf32";
+    case Precision::FP16: return "fp16";
+    case Precision::BF16: return "bf16";
+    case Precision::FP8: return "fp8";
+    case Precision::INT8: return "int8";
+  }
+  return "fp32";
+}
+
+Precision parse_precision(std::string_view s) {
+  for (Precision p : {Precision::FP32, Precision::TF32, Precision::FP16, Precision::BF16, Precision::FP8, Precision::INT8})
+    if (precision_name(p) == s) return p;
+  throw Error("unknown precision '" + std::string(s) + "' (use fp32, tf32, fp16, bf16, fp8 or int8)");
+}
+
+int precision_bits(Precision p) {
+  switch (p) {
+    case Precision::FP32: case Precision::TF32: return 32;
+    case Precision::FP16: case Precision::BF16: return 16;
+    case Precision::FP8: case Precision::INT8: return 8;
+  }
+  return 32;
+}
+
+double Device::peak(Precision p) const {
+  auto it = peak_tflops.find(p);
+  return it == peak_tflops.end() ? 0 : it->second.value;
+}
+
+namespace {
+
+using nlohmann::json;
+
+// A catalog number is either a plain number or {"value": x, "source": "...", "uncertain": bool}.
+Sourced sourced(const json& entry, const char* field, const std::string& id) {
+  Sourced s;
+  if (!entry.contains(field) || entry[field].is_null()) return s;
+  const json& v = entry[field];
+  if (v.is_number()) {
+    s.value = v.get<double>();
+  } else if (v.is_object() && v.contains("value") && v["value"].is_number()) {
+    s.value = v["value"].get<double>();
+    if (v.contains("source") && v["source"].is_string()) s.source = v["source"].get<std::string>();
+    s.uncertain = v.value("uncertain", false);
+  } else if (v.is_object() && v.contains("value") && v["value"].is_null()) {
+    return s;
+  } else {
+    throw Error("device catalog: field '" + std::string(field) + "' of '" + id + "' is not a number or {value, source}");
+  }
+  if (!(s.value >= 0)) throw Error("device catalog: field '" + std::string(field) + "' of '" + id + "' is negative");
+  s.present = true;
+  return s;
+}
+
+// Text fields may also be sourced objects ({"value": "Zen 4", "source": ...}).
+std::string text(const json& entry, const char* field, const std::string& fallback) {
+  if (!entry.contains(field)) return fallback;
+  const json& v = entry[field];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("value") && v["value"].is_string()) return v["value"].get<std::string>();
+  return fallback;
+}
+
+}  // namespace
+
+DeviceCatalog DeviceCatalog::parse(std::string_view text) {
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    throw Error(std::string("device catalog is not valid JSON: ") + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("devices") || !doc["devices"].is_array())
+    throw Error("device catalog: expected an object with a 'devices' array");
+  if (doc.value("schema_version", 0) != 1)
+    throw Error("device catalog: schema_version " + doc.value("schema_version", json(0)).dump() + " is not 1");
+  DeviceCatalog cat;
+  for (const json& e : doc["devices"]) {
+    Device d;
+    if (!e.is_object() || !e.contains("id") || !e["id"].is_string()) throw Error("device catalog: an entry has no id");
+    d.id = e["id"].get<std::string>();
+    if (cat.find(d.id)) throw Error("device catalog: duplicate id '" + d.id + "'");
+    d.name = text(e, "name", d.id);
+    d.kind = text(e, "kind", "gpu");
+    d.vendor = text(e, "vendor", "");
+    d.arch = text(e, "arch", "");
+    if (d.kind != "gpu" && d.kind != "cpu") throw Error("device catalog: '" + d.id + "' has kind '" + d.kind + "' (gpu or cpu)");
+    if (e.contains("peak_tflops") && e["peak_tflops"].is_object()) {
+      for (auto& [k, v] : e["peak_tflops"].items()) {
+        Sourced s = sourced(e["peak_tflops"], k.c_str(), d.id);
+        if (s.present && s.value > 0) d.peak_tflops[parse_precision(k)] = s;
+      }
+    }
+    d.sm_count = sourced(e, "sm_count", d.id);
+    d.memory_gb = sourced(e, "memory_gb", d.id);
+    d.memory_bandwidth_gbs = sourced(e, "memory_bandwidth_gbs", d.id);
+    d.l2_mb = sourced(e, "l2_mb", d.id);
+    d.tdp_w = sourced(e, "tdp_w", d.id);
+    d.idle_w = sourced(e, "idle_w", d.id);
+    d.cores = sourced(e, "cores", d.id);
+    d.threads = sourced(e, "threads", d.id);
+    d.clock_ghz = sourced(e, "clock_ghz", d.id);
+    d.peak_fp32_gflops = sourced(e, "peak_fp32_gflops", d.id);
+    if (d.kind == "cpu" && d.peak_fp32_gflops.present && !d.supports(Precision::FP32)) {
+      Sourced s = d.peak_fp32_gflops;
+      s.value /= 1000.0;
+      d.peak_tflops[Precision::FP32] = s;
+    }
+    if (d.is_gpu() && (!d.memory_bandwidth_gbs.present || d.memory_bandwidth_gbs.value <= 0))
+      throw Error("device catalog: '" + d.id + "' has no memory_bandwidth_gbs");
+    if (!d.supports(Precision::FP32)) throw Error("device catalog: '" + d.id + "' has no fp32 peak");
+    if (e.contains("mig") && e["mig"].is_object()) {
+      const json& m = e["mig"];
+      MigTable t;
+      t.source = m.value("source", "");
+      t.compute_slices_total = m.value("compute_slices_total", 7);
+      t.memory_slices_total = m.value("memory_slices_total", 8);
+      const json profiles = m.value("profiles", json::array());
+      for (const json& p : profiles) {
+        MigProfile mp;
+        mp.name = text(p, "name", "");
+        mp.memory_gb = sourced(p, "memory_gb", d.id).value;
+        mp.compute_slices = int(sourced(p, "compute_slices", d.id).value);
+        mp.memory_slices = int(sourced(p, "memory_slices", d.id).value);
+        mp.max_instances = int(sourced(p, "max_instances", d.id).value);
+        if (mp.name.empty() || mp.compute_slices <= 0 || mp.compute_slices > t.compute_slices_total ||
+            mp.memory_slices <= 0 || mp.memory_slices > t.memory_slices_total || mp.memory_gb <= 0 || mp.max_instances <= 0)
+          throw Error("device catalog: MIG profile '" + mp.name + "' of '" + d.id + "' is incomplete or out of range");
+        t.profiles.push_back(mp);
+      }
+      if (!t.profiles.empty()) d.mig = std::move(t);
+    }
+    cat.devices_.push_back(std::move(d));
+  }
+  return cat;
+}
+
+const Device* DeviceCatalog::find(std::string_view id) const {
+  for (const auto& d : devices_)
+    if (d.id == id) return &d;
+  return nullptr;
+}
+
+const Device& DeviceCatalog::get(std::string_view id) const {
+  if (const Device* d = find(id)) return *d;
+  std::string known;
+  for (const auto& d : devices_) known += (known.empty() ? "" : ", ") + d.id;
+  throw Error("unknown device '" + std::string(id) + "'; known devices: " + known);
+}
+
+}  // namespace perfcard

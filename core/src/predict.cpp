@@ -1,0 +1,222 @@
+#include "perfcard/predict.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "perfcard/error.h"
+
+namespace perfcard {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// The dim that --batch binds: a symbol named like a batch, else a symbolic leading dim of an input.
+std::string find_batch_symbol(const Model& m) {
+  std::string leading;
+  for (int v : m.graph.inputs) {
+    const Value& val = m.graph.values[std::size_t(v)];
+    if (!val.declared.has_shape) continue;
+    for (std::size_t i = 0; i < val.declared.dims.size(); ++i) {
+      const std::string& s = val.declared.dims[i].symbol;
+      if (s.empty()) continue;
+      std::string l = lower(s);
+      if (l.find("batch") != std::string::npos || l == "n" || l == "b" || l == "bs") return s;
+      if (i == 0 && leading.empty()) leading = s;
+    }
+  }
+  return leading;
+}
+
+std::vector<const Device*> select_devices(const DeviceCatalog& cat, const std::vector<std::string>& ids) {
+  std::vector<const Device*> out;
+  auto add_kind = [&](const char* kind) {
+    for (const auto& d : cat.devices())
+      if (!kind || d.kind == kind) out.push_back(&d);
+  };
+  if (ids.empty()) add_kind("gpu");
+  for (const auto& id : ids) {
+    if (id == "all" || id == "gpus") add_kind("gpu");
+    else if (id == "cpus") add_kind("cpu");
+    else if (id == "every") add_kind(nullptr);
+    else out.push_back(&cat.get(id));
+  }
+  std::vector<const Device*> unique;
+  for (const Device* d : out)
+    if (std::find(unique.begin(), unique.end(), d) == unique.end()) unique.push_back(d);
+  return unique;
+}
+
+// A precision the device lacks falls back to the nearest one it has, and the output says so.
+Precision usable_precision(const Device& d, Precision want) {
+  if (d.supports(want)) return want;
+  for (Precision p : {Precision::FP16, Precision::BF16, Precision::FP32})
+    if (p != want && d.supports(p) && precision_bits(p) >= precision_bits(want)) return p;
+  return Precision::FP32;
+}
+
+}  // namespace
+
+PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Predictor& predictor,
+                      const RooflineConstants& constants, const CarbonTable& carbon, const PredictOptions& opt) {
+  PredictResult res;
+  if (opt.batches.empty()) throw Error("no batch size given");
+  for (auto b : opt.batches)
+    if (b <= 0 || b > (std::int64_t{1} << 24)) throw Error("batch " + std::to_string(b) + " is out of range (1 .. 2^24)");
+  res.batch_symbol = find_batch_symbol(model);
+  std::vector<std::int64_t> batches = opt.batches;
+  if (res.batch_symbol.empty()) {
+    res.warnings.push_back("the model has no symbolic batch dim; every prediction is for the batch fixed in the graph");
+    batches = {1};
+  }
+  const CarbonRegion& region = carbon.get(opt.region.empty() ? carbon.default_region() : opt.region);
+  res.region_code = opt.grid_g_per_kwh ? "custom" : region.code;
+  res.grid_g_per_kwh = opt.grid_g_per_kwh.value_or(region.g_per_kwh);
+  res.pue = opt.pue.value_or(carbon.default_pue());
+  if (res.grid_g_per_kwh < 0 || res.pue < 1) throw Error("grid intensity must be >= 0 and PUE >= 1");
+  if (opt.latency_target_ms && !(*opt.latency_target_ms > 0)) throw Error("latency target must be positive");
+  const auto devices = select_devices(catalog, opt.devices);
+
+  for (std::int64_t batch : batches) {
+    AnalyzeOptions ao;
+    ao.dims = opt.dims;
+    if (!res.batch_symbol.empty()) ao.dims.values[res.batch_symbol] = batch;
+    Analysis a = analyze(model, ao);
+    if (batch == batches.front()) {
+      for (const auto& u : a.shapes.unknown_ops) res.warnings.push_back("unknown op " + u + ": not timed");
+      for (const auto& w : a.shapes.warnings) res.warnings.push_back(w.message);
+    }
+    std::int64_t samples = res.batch_symbol.empty() ? 1 : batch;
+    for (const Device* d : devices) {
+      DevicePrediction p;
+      p.device_id = d->id;
+      p.device_name = d->name;
+      p.batch = samples;
+      p.runtime = d->is_gpu() ? opt.gpu_runtime : opt.cpu_runtime;
+      p.precision_requested = opt.precision.value_or(d->is_gpu() ? Precision::FP16 : Precision::FP32);
+      p.precision_used = usable_precision(*d, p.precision_requested);
+      if (p.precision_used != p.precision_requested)
+        p.warnings.push_back(std::string(precision_name(p.precision_requested)) + " is not supported by " + d->id +
+                             "; predicted at " + std::string(precision_name(p.precision_used)));
+      PredictorInput in{model, a, *d, p.precision_used, p.runtime, 1, 1, opt.keep_kernels};
+      PredictorOutput out = predictor.predict(in);
+      p.latency_ms = out.latency_ms;
+      if (opt.mode == Mode::Training) {
+        p.latency_ms *= 3;
+        p.warnings.push_back("training step taken as 3x the forward pass (backward = 2x forward); not calibrated yet");
+      }
+      p.throughput_per_s = p.latency_ms > 0 ? double(samples) / (p.latency_ms / 1e3) : 0;
+      p.uncertainty = out.uncertainty;
+      p.kernels = std::move(out.kernels);
+      for (auto& w : out.warnings) p.warnings.push_back(std::move(w));
+      p.predictor = predictor.name();
+      p.predictor_version = predictor.version();
+      const RuntimeConstants& rt = constants.runtime(p.runtime);
+      p.memory = estimate_memory(model, a, p.precision_used, opt.mode, rt);
+      p.device_memory_gb = d->memory_gb.present ? d->memory_gb.value : 0;
+      p.fits = p.device_memory_gb <= 0 || p.memory.total() <= p.device_memory_gb * 1e9;
+      if (d->tdp_w.present && d->idle_w.present) {
+        double intensity = std::max(constants.power.floor, out.intensity);
+        double power = d->idle_w.value + (d->tdp_w.value - d->idle_w.value) * out.busy_fraction *
+                                             std::pow(intensity, constants.power.gamma);
+        p.power_w = power;
+        p.energy_j_per_sample = power * p.latency_ms / 1e3 / double(samples);
+        p.carbon_g_per_1000 = *p.energy_j_per_sample * 1000.0 / 3.6e6 * res.grid_g_per_kwh * res.pue;
+      } else {
+        p.warnings.push_back("no TDP or idle power for " + d->id + ": energy not predicted");
+      }
+      if (d->mig && d->is_gpu()) {
+        const MigTable& t = *d->mig;
+        for (const auto& prof : t.profiles) {
+          MigOption m;
+          m.name = prof.name;
+          m.memory_gb = prof.memory_gb;
+          m.fits = p.memory.total() <= (1 - opt.mig_headroom) * prof.memory_gb * 1e9;
+          PredictorInput mi{model, a, *d, p.precision_used, p.runtime,
+                            double(prof.compute_slices) / t.compute_slices_total,
+                            double(prof.memory_slices) / t.memory_slices_total, false};
+          m.latency_ms = predictor.predict(mi).latency_ms * (opt.mode == Mode::Training ? 3 : 1);
+          m.throughput_per_s = double(samples) / (m.latency_ms / 1e3);
+          m.meets_target = !opt.latency_target_ms || m.latency_ms <= *opt.latency_target_ms;
+          m.instances = prof.max_instances;
+          m.total_throughput_per_s = m.throughput_per_s * prof.max_instances;
+          p.mig.push_back(m);
+        }
+        // The smallest profile (compute, then memory) that fits and meets the target.
+        std::optional<std::size_t> best;
+        for (std::size_t i = 0; i < p.mig.size(); ++i) {
+          if (!p.mig[i].fits || !p.mig[i].meets_target) continue;
+          const MigProfile& a1 = t.profiles[i];
+          if (!best || a1.compute_slices < t.profiles[*best].compute_slices ||
+              (a1.compute_slices == t.profiles[*best].compute_slices && a1.memory_gb < t.profiles[*best].memory_gb))
+            best = i;
+        }
+        p.mig_recommended = best;
+      }
+      res.rows.push_back(std::move(p));
+    }
+  }
+  return res;
+}
+
+nlohmann::json predict_to_json(const PredictResult& r) {
+  using nlohmann::json;
+  json j;
+  j["schema_version"] = kPredictSchemaVersion;
+  j["batch_symbol"] = r.batch_symbol.empty() ? json(nullptr) : json(r.batch_symbol);
+  j["carbon"] = {{"region", r.region_code}, {"grid_g_per_kwh", r.grid_g_per_kwh}, {"pue", r.pue}};
+  json rows = json::array();
+  for (const auto& p : r.rows) {
+    json row;
+    row["device"] = p.device_id;
+    row["device_name"] = p.device_name;
+    row["batch"] = p.batch;
+    row["precision"] = std::string(precision_name(p.precision_used));
+    row["precision_requested"] = std::string(precision_name(p.precision_requested));
+    row["runtime"] = p.runtime;
+    row["latency_ms"] = p.latency_ms;
+    row["throughput_per_s"] = p.throughput_per_s;
+    row["uncertainty"] = p.uncertainty;
+    row["peak_memory_mb"] = p.memory.total() / kMiB;
+    row["memory_mb"] = {{"weights", p.memory.weights / kMiB}, {"activations", p.memory.activations / kMiB},
+                        {"workspace", p.memory.workspace / kMiB}, {"context", p.memory.context / kMiB},
+                        {"gradients", p.memory.gradients / kMiB}, {"optimizer", p.memory.optimizer / kMiB},
+                        {"saved_activations", p.memory.saved_activations / kMiB}};
+    row["device_memory_gb"] = p.device_memory_gb;
+    row["fits"] = p.fits;
+    row["power_w"] = p.power_w ? json(*p.power_w) : json(nullptr);
+    row["energy_j_per_sample"] = p.energy_j_per_sample ? json(*p.energy_j_per_sample) : json(nullptr);
+    row["carbon_g_per_1000"] = p.carbon_g_per_1000 ? json(*p.carbon_g_per_1000) : json(nullptr);
+    if (!p.mig.empty()) {
+      json profiles = json::array();
+      for (const auto& m : p.mig)
+        profiles.push_back({{"name", m.name}, {"memory_gb", m.memory_gb}, {"fits", m.fits}, {"meets_target", m.meets_target},
+                            {"latency_ms", m.latency_ms}, {"throughput_per_s", m.throughput_per_s},
+                            {"instances", m.instances}, {"total_throughput_per_s", m.total_throughput_per_s}});
+      row["mig"] = {{"recommended", p.mig_recommended ? json(p.mig[*p.mig_recommended].name) : json(nullptr)},
+                    {"profiles", profiles}};
+    } else {
+      row["mig"] = nullptr;
+    }
+    row["predictor"] = {{"name", p.predictor}, {"version", p.predictor_version}};
+    if (!p.kernels.empty()) {
+      json ks = json::array();
+      for (const auto& k : p.kernels)
+        ks.push_back({{"name", k.name}, {"op_type", k.op_type}, {"time_ms", k.time_ms}, {"compute_ms", k.compute_ms},
+                      {"memory_ms", k.memory_ms}, {"flops", k.flops}, {"bytes", k.bytes}});
+      row["kernels"] = ks;
+    }
+    row["warnings"] = p.warnings;
+    rows.push_back(std::move(row));
+  }
+  j["predictions"] = rows;
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+}  // namespace perfcard

@@ -1,0 +1,296 @@
+#include "perfcard/roofline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "perfcard/error.h"
+#include "perfcard/op_registry.h"
+
+namespace perfcard {
+
+namespace {
+
+using nlohmann::json;
+
+double num(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || !j[key].is_number())
+    throw Error("roofline constants: '" + where + "' lacks the number '" + key + "'");
+  double v = j[key].get<double>();
+  if (!(v >= 0) || !std::isfinite(v)) throw Error("roofline constants: '" + where + "." + key + "' must be finite and >= 0");
+  return v;
+}
+
+}  // namespace
+
+RooflineConstants RooflineConstants::parse(std::string_view text) {
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    throw Error(std::string("roofline constants are not valid JSON: ") + e.what());
+  }
+  std::string fmt = doc.value("format_version", "");
+  if (fmt.empty()) throw Error("roofline constants: no format_version");
+  if (fmt.substr(0, fmt.find('.')) != "1")
+    throw Error("roofline constants format " + fmt + " is not readable by this build (reads 1.x); update PerfCard");
+  RooflineConstants c;
+  // Bound to locals: iterating items() of a temporary would dangle.
+  const json families_json = doc.value("families", json::object());
+  const json runtimes_json = doc.value("runtimes", json::object());
+  const json arch_family_json = doc.value("arch_family", json::object());
+  const json accuracy_json = doc.value("accuracy", json::object());
+  c.version = doc.value("version", "");
+  c.provenance = doc.value("provenance", "");
+  for (auto& [name, f] : families_json.items()) {
+    FamilyConstants fc;
+    std::string w = "families." + name;
+    fc.gemm_eff_tensor = num(f, "gemm_eff_tensor", w);
+    fc.gemm_eff_fp32 = num(f, "gemm_eff_fp32", w);
+    fc.conv_eff_tensor = num(f, "conv_eff_tensor", w);
+    fc.conv_eff_fp32 = num(f, "conv_eff_fp32", w);
+    fc.vector_eff = num(f, "vector_eff", w);
+    fc.mem_eff = num(f, "mem_eff", w);
+    fc.k_half = num(f, "k_half", w);
+    fc.tile = num(f, "tile", w);
+    fc.launch_us = num(f, "launch_us", w);
+    for (double e : {fc.gemm_eff_tensor, fc.gemm_eff_fp32, fc.conv_eff_tensor, fc.conv_eff_fp32, fc.vector_eff, fc.mem_eff})
+      if (e <= 0 || e > 1) throw Error("roofline constants: efficiencies of '" + w + "' must lie in (0, 1]");
+    c.families[name] = fc;
+  }
+  for (auto& [name, r] : runtimes_json.items()) {
+    RuntimeConstants rc;
+    std::string w = "runtimes." + name;
+    rc.name = name;
+    rc.kind = r.value("kind", "gpu");
+    rc.dispatch_us = num(r, "dispatch_us", w);
+    rc.fuse_elementwise = r.value("fuse_elementwise", false);
+    rc.fuse_bias = r.value("fuse_bias", true);
+    rc.conv_fp32_as_tf32 = r.value("conv_fp32_as_tf32", false);
+    rc.matmul_fp32_as_tf32 = r.value("matmul_fp32_as_tf32", false);
+    rc.context_mb = num(r, "context_mb", w);
+    rc.workspace_mb = num(r, "workspace_mb", w);
+    rc.allocator_overhead = num(r, "allocator_overhead", w);
+    rc.source = r.value("source", "");
+    c.runtimes[name] = rc;
+  }
+  for (auto& [arch, fam] : arch_family_json.items()) c.arch_family[arch] = fam.get<std::string>();
+  if (doc.contains("power")) {
+    c.power.gamma = num(doc["power"], "gamma", "power");
+    c.power.floor = num(doc["power"], "floor", "power");
+  }
+  for (auto& [fam, a] : accuracy_json.items())
+    c.accuracy[fam] = AccuracyNote{a.value("mape", 0.0), a.value("rows", std::size_t{0}), a.value("source", "")};
+  if (c.families.empty() || c.runtimes.empty()) throw Error("roofline constants: no families or no runtimes");
+  for (const auto& [arch, fam] : c.arch_family)
+    if (!c.families.count(fam)) throw Error("roofline constants: arch '" + arch + "' maps to unknown family '" + fam + "'");
+  return c;
+}
+
+const FamilyConstants& RooflineConstants::family_of(const Device& d, std::string* name) const {
+  // Longest arch prefix wins ("Ada" vs "Ampere" never collide; "cpu" catches every CPU).
+  std::string best;
+  for (const auto& [arch, fam] : arch_family) {
+    bool match = d.arch.rfind(arch, 0) == 0 || d.id.rfind(arch, 0) == 0 || (arch == d.kind);
+    if (match && arch.size() > best.size()) best = arch;
+  }
+  if (best.empty()) throw Error("roofline constants have no family for device '" + d.id + "' (arch '" + d.arch + "')");
+  const std::string& fam = arch_family.at(best);
+  if (name) *name = fam;
+  return families.at(fam);
+}
+
+const RuntimeConstants& RooflineConstants::runtime(std::string_view n) const {
+  auto it = runtimes.find(std::string(n));
+  if (it != runtimes.end()) return it->second;
+  std::string known;
+  for (const auto& [k, v] : runtimes) known += (known.empty() ? "" : ", ") + k;
+  throw Error("unknown runtime '" + std::string(n) + "'; known runtimes: " + known);
+}
+
+namespace {
+
+bool is_tensor_precision(Precision p) { return p != Precision::FP32; }
+
+struct Kernel {
+  KernelTime t;
+  double macs = 0;
+  double gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_batch = 1;
+  bool gemm_like = false;
+  bool conv = false;
+  bool fuse_target = false;  // can absorb a following pointwise op
+};
+
+class Builder {
+ public:
+  Builder(const Analysis& a, const RuntimeConstants& rt, Precision p) : a_(a), rt_(rt), bits_(precision_bits(p)) {}
+
+  void graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc) {
+    std::vector<int> kernel_of_value(g.values.size(), -1);
+    for (int ni : g.order) {
+      const Node& n = g.nodes[std::size_t(ni)];
+      const NodeCost& c = gc.nodes[std::size_t(ni)];
+      if (c.cls == OpClass::Control) {
+        std::size_t k = 0, pick = 0;
+        const auto& subs = gc.subgraphs[std::size_t(ni)];
+        if (n.op_type == "If" && subs.size() == 2) {
+          auto f = [](const GraphCosts& x) { double t = 0; for (const auto& nc : x.nodes) t += nc.flops; return t; };
+          pick = f(subs[1]) > f(subs[0]) ? 1 : 0;
+        }
+        for (const auto& attr : n.attributes)
+          for (const auto& body : attr.graphs) {
+            if ((n.op_type != "If" || k == pick) && k < s.subgraphs[std::size_t(ni)].size() &&
+                !s.subgraphs[std::size_t(ni)][k].values.empty())
+              graph(body, s.subgraphs[std::size_t(ni)][k], subs[k]);
+            ++k;
+          }
+        continue;
+      }
+      if (c.cls == OpClass::View || c.cls == OpClass::Metadata || c.folded) continue;
+      if (!c.known) ++untimed_;
+      // Fusion: a pointwise op joins the kernel that produced its only-consumed input.
+      bool pointwise = c.cls == OpClass::Elementwise || c.cls == OpClass::Quantize;
+      int target = -1;
+      if (pointwise) {
+        for (std::size_t i = 0; i < n.inputs.size() && target < 0; ++i) {
+          int v = n.inputs[i];
+          if (v < 0 || kernel_of_value[std::size_t(v)] < 0) continue;
+          if (g.values[std::size_t(v)].consumers.size() != 1) continue;
+          int k = kernel_of_value[std::size_t(v)];
+          const Kernel& kk = kernels_[std::size_t(k)];
+          bool bias_add = rt_.fuse_bias && n.op_type == "Add" && kk.gemm_like && !kk.conv && other_is_weight(g, n, v);
+          if (rt_.fuse_elementwise ? kk.fuse_target : bias_add) target = k;
+        }
+      }
+      if (target >= 0) {
+        Kernel& k = kernels_[std::size_t(target)];
+        k.t.flops += c.flops;
+        for (int v : n.inputs) {
+          if (v < 0) continue;
+          if (kernel_of_value[std::size_t(v)] == target) k.t.bytes -= value_bytes(s.values[std::size_t(v)]);  // stays on chip
+          else k.t.bytes += value_bytes(s.values[std::size_t(v)]);
+        }
+        for (int v : n.outputs)
+          if (v >= 0) { k.t.bytes += value_bytes(s.values[std::size_t(v)]); kernel_of_value[std::size_t(v)] = target; }
+        if (!rt_.fuse_elementwise) k.fuse_target = false;
+        continue;
+      }
+      Kernel k;
+      k.t.name = n.name.empty() ? n.display_name() : n.name;
+      k.t.op_type = n.op_type;
+      k.t.cls = c.cls;
+      k.t.flops = c.flops;
+      k.macs = c.macs;
+      for (int v : n.inputs) if (v >= 0) k.t.bytes += value_bytes(s.values[std::size_t(v)]);
+      for (int v : n.outputs) if (v >= 0) k.t.bytes += value_bytes(s.values[std::size_t(v)]);
+      shape_gemm(n, s, c, k);
+      k.fuse_target = c.cls != OpClass::DataMovement && c.cls != OpClass::Other;
+      int idx = int(kernels_.size());
+      kernels_.push_back(std::move(k));
+      for (int v : n.outputs) if (v >= 0) kernel_of_value[std::size_t(v)] = idx;
+    }
+  }
+
+  std::vector<Kernel>& kernels() { return kernels_; }
+  std::size_t untimed() const { return untimed_; }
+
+ private:
+  const Analysis& a_;
+  const RuntimeConstants& rt_;
+  int bits_;
+  std::vector<Kernel> kernels_;
+  std::size_t untimed_ = 0;
+
+  // Floating tensors move at the requested precision; integer tensors (indices, shapes) as they are.
+  double value_bytes(const ValueShape& v) const {
+    if (dtype_is_float(v.dtype)) return double(v.elements()) * bits_ / 8.0;
+    return double(v.bytes());
+  }
+
+  static bool other_is_weight(const Graph& g, const Node& n, int v) {
+    for (int u : n.inputs)
+      if (u >= 0 && u != v && g.values[std::size_t(u)].kind == ValueKind::Initializer) return true;
+    return false;
+  }
+
+  static void shape_gemm(const Node& n, const GraphShapes& s, const NodeCost& c, Kernel& k) {
+    if (c.macs <= 0 || n.outputs.empty() || n.outputs[0] < 0) return;
+    const ValueShape& y = s.values[std::size_t(n.outputs[0])];
+    if (!y.fully_known() || y.elements() == 0) return;
+    k.gemm_like = true;
+    const double out = double(y.elements());
+    if (c.cls == OpClass::Conv && y.rank >= 3) {
+      double group = double(std::max<std::int64_t>(1, n.attr_int("group", 1)));
+      double cout = double(y.dims[1]);
+      k.conv = true;
+      k.gemm_batch = group;
+      k.gemm_n = cout / group;
+      k.gemm_m = out / cout;
+      k.gemm_k = c.macs / out;
+    } else if (y.rank >= 2) {
+      k.gemm_m = double(y.dims[std::size_t(y.rank - 2)]);
+      k.gemm_n = double(y.dims[std::size_t(y.rank - 1)]);
+      k.gemm_batch = out / (k.gemm_m * k.gemm_n);
+      k.gemm_k = c.macs / out;
+    } else {
+      k.gemm_m = 1;
+      k.gemm_n = out;
+      k.gemm_k = c.macs / out;
+    }
+  }
+};
+
+}  // namespace
+
+RooflineResult roofline_latency(const Model& model, const Analysis& analysis, const Device& device,
+                                const RooflineConstants& constants, const RooflineOptions& opt) {
+  RooflineResult r;
+  const FamilyConstants& fam = constants.family_of(device);
+  const RuntimeConstants& rt = constants.runtime(opt.runtime);
+  if ((rt.kind == "cpu") != (device.kind == "cpu"))
+    throw Error("runtime '" + rt.name + "' runs on " + rt.kind + "s, but '" + device.id + "' is a " + device.kind);
+  Builder b(analysis, rt, opt.precision);
+  b.graph(model.graph, analysis.shapes.graph, analysis.costs);
+  if (b.untimed() > 0)
+    r.warnings.push_back(std::to_string(b.untimed()) + " nodes have unknown shapes or no cost rule; their time is not counted");
+
+  const double sms = device.sm_count.present ? device.sm_count.value * opt.compute_scale : 0;
+  const double bw = device.memory_bandwidth_gbs.value * 1e9 * opt.bandwidth_scale;
+  const double fp32_peak = device.peak(Precision::FP32) * 1e12 * opt.compute_scale;
+  double cpu_t = 0, gpu_t = 0, weighted_intensity = 0;
+  for (auto& k : b.kernels()) {
+    double peak = fp32_peak, eff = fam.vector_eff, util = 1;
+    if (k.gemm_like) {
+      Precision p = opt.precision;
+      bool tf32_policy = k.conv ? rt.conv_fp32_as_tf32 : rt.matmul_fp32_as_tf32;
+      if (p == Precision::FP32 && tf32_policy && device.supports(Precision::TF32)) p = Precision::TF32;
+      if (!device.supports(p)) p = Precision::FP32;
+      peak = device.peak(p) * 1e12 * opt.compute_scale;
+      bool tensor = is_tensor_precision(p);
+      eff = k.conv ? (tensor ? fam.conv_eff_tensor : fam.conv_eff_fp32) : (tensor ? fam.gemm_eff_tensor : fam.gemm_eff_fp32);
+      if (fam.tile > 0 && sms > 0) {
+        double tiles = std::ceil(k.gemm_m / fam.tile) * std::ceil(k.gemm_n / fam.tile) * k.gemm_batch;
+        double waves = std::ceil(tiles / sms);
+        util *= tiles / (waves * sms);
+      }
+      if (fam.k_half > 0) util *= k.gemm_k / (k.gemm_k + fam.k_half);
+    }
+    k.t.compute_ms = k.t.flops > 0 ? k.t.flops / (peak * eff * util) * 1e3 : 0;
+    k.t.memory_ms = k.t.bytes / (bw * fam.mem_eff) * 1e3;
+    k.t.time_ms = std::max({k.t.compute_ms, k.t.memory_ms, fam.launch_us / 1e3});
+    k.t.compute_bound = k.t.compute_ms >= k.t.memory_ms;
+    double intensity = std::max(k.t.flops / (k.t.time_ms * 1e-3 * peak), k.t.bytes / (k.t.time_ms * 1e-3 * bw));
+    weighted_intensity += std::min(1.0, intensity) * k.t.time_ms;
+    r.gpu_busy_ms += k.t.time_ms;
+    // The host issues kernels one after another; a kernel starts when issued and the device is free.
+    cpu_t += rt.dispatch_us / 1e3;
+    gpu_t = (rt.kind == "cpu") ? gpu_t + rt.dispatch_us / 1e3 + k.t.time_ms : std::max(cpu_t, gpu_t) + k.t.time_ms;
+    if (opt.keep_kernels) r.kernels.push_back(k.t);
+  }
+  r.dispatch_ms = cpu_t;
+  r.latency_ms = gpu_t;
+  r.intensity = r.gpu_busy_ms > 0 ? weighted_intensity / r.gpu_busy_ms : 0;
+  return r;
+}
+
+}  // namespace perfcard
