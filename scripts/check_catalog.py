@@ -37,6 +37,8 @@ CANONICAL_GPUS = [
     "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
     "h200-sxm-141gb", "b200-sxm-180gb", "v100-sxm2-32gb", "l4", "t4", "a10", "a30", "l40s",
     "rtx3090", "rtx4090",
+    # Beyond the list: parts the public measurements cover (NeuSight's A100-PCIE-40GB).
+    "a100-pcie-40gb",
 ]
 # device_specs.csv row for each canonical id (A30 is not in the CSV).
 CSV_ROW = {

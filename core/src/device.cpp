@@ -64,7 +64,7 @@ Sourced sourced(const json& entry, const char* field, const std::string& id) {
 }
 
 // Text fields may also be sourced objects ({"value": "Zen 4", "source": ...}).
-std::string text(const json& entry, const char* field, const std::string& fallback) {
+std::string text_field(const json& entry, const char* field, const std::string& fallback) {
   if (!entry.contains(field)) return fallback;
   const json& v = entry[field];
   if (v.is_string()) return v.get<std::string>();
@@ -91,10 +91,10 @@ DeviceCatalog DeviceCatalog::parse(std::string_view text) {
     if (!e.is_object() || !e.contains("id") || !e["id"].is_string()) throw Error("device catalog: an entry has no id");
     d.id = e["id"].get<std::string>();
     if (cat.find(d.id)) throw Error("device catalog: duplicate id '" + d.id + "'");
-    d.name = text(e, "name", d.id);
-    d.kind = text(e, "kind", "gpu");
-    d.vendor = text(e, "vendor", "");
-    d.arch = text(e, "arch", "");
+    d.name = text_field(e, "name", d.id);
+    d.kind = text_field(e, "kind", "gpu");
+    d.vendor = text_field(e, "vendor", "");
+    d.arch = text_field(e, "arch", "");
     if (d.kind != "gpu" && d.kind != "cpu") throw Error("device catalog: '" + d.id + "' has kind '" + d.kind + "' (gpu or cpu)");
     if (e.contains("peak_tflops") && e["peak_tflops"].is_object()) {
       for (auto& [k, v] : e["peak_tflops"].items()) {
@@ -129,7 +129,7 @@ DeviceCatalog DeviceCatalog::parse(std::string_view text) {
       const json profiles = m.value("profiles", json::array());
       for (const json& p : profiles) {
         MigProfile mp;
-        mp.name = text(p, "name", "");
+        mp.name = text_field(p, "name", "");
         mp.memory_gb = sourced(p, "memory_gb", d.id).value;
         mp.compute_slices = int(sourced(p, "compute_slices", d.id).value);
         mp.memory_slices = int(sourced(p, "memory_slices", d.id).value);

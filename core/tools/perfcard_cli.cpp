@@ -11,10 +11,18 @@
 #include <string>
 #include <vector>
 
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
 #include "perfcard/analysis.h"
+#include "perfcard/embedded.h"
 #include "perfcard/error.h"
 #include "perfcard/onnx_loader.h"
+#include "perfcard/predict.h"
 #include "perfcard/report.h"
+#include "predict_table.h"
 #include "summary_table.h"
 
 namespace {
@@ -49,12 +57,178 @@ class MappedFile {
 
 int usage(std::ostream& os, int code) {
   os << "usage: perfcard analyze MODEL.onnx [--dim NAME=VALUE ...] [--per-node] [--json]\n"
+        "       perfcard predict MODEL.onnx [--device ID[,ID...]|all|cpus] [--batch N[,N...]]\n"
+        "                        [--precision fp32|tf32|fp16|bf16|fp8|int8] [--mode inference|training]\n"
+        "                        [--dim NAME=VALUE ...] [--region CODE | --grid-g-per-kwh X] [--pue X]\n"
+        "                        [--latency-target-ms X] [--runtime NAME] [--kernels] [--json]\n"
+        "       perfcard eval QUERIES.jsonl [--constants FILE]   (calibration: one prediction per line)\n"
+        "       perfcard devices [--json]\n"
         "\n"
         "  --dim NAME=VALUE  bind a symbolic input dim (e.g. --dim batch=8 --dim sequence=128);\n"
         "                    unbound dims default to 1 with a warning\n"
         "  --per-node        list every node with its shapes and costs\n"
-        "  --json            print the JSON document (schema: docs/analyze-json.md)\n";
+        "  --json            print the JSON document (schemas: docs/analyze-json.md, docs/predict-json.md)\n"
+        "  --devices FILE / --carbon FILE / --constants FILE  use these data files instead of the embedded ones\n";
   return code;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw perfcard::Error("cannot open '" + path + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A data file: the one given on the command line, else the copy embedded at build time.
+std::string data_file(const std::string& override_path, const char* name) {
+  if (!override_path.empty()) return read_text(override_path);
+  std::string_view e = perfcard::embedded_file(name);
+  if (e.empty())
+    throw perfcard::Error(std::string("no embedded ") + name + " in this build" +
+                          (std::string(name) == "roofline.json" ? ": run /usr/bin/python3 scripts/calibrate_roofline.py, then rebuild" : ""));
+  return std::string(e);
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char ch : s) {
+    if (ch == ',') { if (!cur.empty()) out.push_back(cur); cur.clear(); }
+    else cur += ch;
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+double parse_number(const std::string& flag, const std::string& v) {
+  try {
+    std::size_t used = 0;
+    double x = std::stod(v, &used);
+    if (used != v.size()) throw std::invalid_argument("trailing");
+    return x;
+  } catch (const std::exception&) {
+    throw perfcard::Error(flag + " expects a number, got '" + v + "'");
+  }
+}
+
+int run_predict(const std::vector<std::string>& args) {
+  std::string path, devices_file, carbon_file, constants_file;
+  std::vector<std::string> dims;
+  bool json = false;
+  perfcard::PredictOptions opt;
+  auto value = [&](std::size_t& i) -> const std::string& {
+    if (i + 1 >= args.size()) throw perfcard::Error(args[i] + " needs a value");
+    return args[++i];
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") json = true;
+    else if (a == "--kernels") opt.keep_kernels = true;
+    else if (a == "--device" || a == "--devices-list") opt.devices = split(value(i));
+    else if (a == "--batch") {
+      opt.batches.clear();
+      for (const auto& b : split(value(i))) opt.batches.push_back(std::int64_t(parse_number("--batch", b)));
+    } else if (a == "--precision") opt.precision = perfcard::parse_precision(value(i));
+    else if (a == "--mode") opt.mode = perfcard::parse_mode(value(i));
+    else if (a == "--dim") dims.push_back(value(i));
+    else if (a == "--region") opt.region = value(i);
+    else if (a == "--grid-g-per-kwh") opt.grid_g_per_kwh = parse_number(a, value(i));
+    else if (a == "--pue") opt.pue = parse_number(a, value(i));
+    else if (a == "--latency-target-ms") opt.latency_target_ms = parse_number(a, value(i));
+    else if (a == "--runtime") opt.gpu_runtime = value(i);
+    else if (a == "--cpu-runtime") opt.cpu_runtime = value(i);
+    else if (a == "--devices") devices_file = value(i);
+    else if (a == "--carbon") carbon_file = value(i);
+    else if (a == "--constants") constants_file = value(i);
+    else if (a == "-h" || a == "--help") return usage(std::cout, 0);
+    else if (!a.empty() && a[0] == '-') { std::cerr << "perfcard: unknown option '" << a << "'\n"; return usage(std::cerr, 2); }
+    else if (path.empty()) path = a;
+    else { std::cerr << "perfcard: more than one model given\n"; return 2; }
+  }
+  if (path.empty()) return usage(std::cerr, 2);
+  opt.dims = perfcard::parse_dim_bindings(dims);
+  auto catalog = perfcard::DeviceCatalog::parse(data_file(devices_file, "devices.json"));
+  auto carbon = perfcard::CarbonTable::parse(data_file(carbon_file, "carbon_regions.json"));
+  auto constants = perfcard::RooflineConstants::parse(data_file(constants_file, "roofline.json"));
+  perfcard::RooflinePredictor predictor(constants);
+  MappedFile file(path);
+  perfcard::Model model = perfcard::load_model(file.bytes());
+  perfcard::PredictResult r = perfcard::predict(model, catalog, predictor, constants, carbon, opt);
+  nlohmann::json doc = perfcard::predict_to_json(r);
+  if (json) std::cout << doc.dump(2) << "\n";
+  else perfcard::tools::print_predict_table(std::cout, doc);
+  return 0;
+}
+
+// Calibration and evaluation ask for thousands of predictions; one process answers them all, so the
+// fitting scripts drive the very code the CLI and the web page run, never a re-implementation.
+int run_eval(const std::vector<std::string>& args) {
+  std::string queries, constants_file, devices_file;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--constants" && i + 1 < args.size()) constants_file = args[++i];
+    else if (args[i] == "--devices" && i + 1 < args.size()) devices_file = args[++i];
+    else if (queries.empty()) queries = args[i];
+    else return usage(std::cerr, 2);
+  }
+  if (queries.empty()) return usage(std::cerr, 2);
+  auto catalog = perfcard::DeviceCatalog::parse(data_file(devices_file, "devices.json"));
+  auto constants = perfcard::RooflineConstants::parse(data_file(constants_file, "roofline.json"));
+  perfcard::RooflinePredictor predictor(constants);
+  std::map<std::string, std::unique_ptr<perfcard::Model>> models;
+  std::map<std::string, std::unique_ptr<perfcard::Analysis>> analyses;
+  std::ifstream in(queries);
+  if (!in) throw perfcard::Error("cannot open '" + queries + "'");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    nlohmann::json out;
+    try {
+      auto q = nlohmann::json::parse(line);
+      std::string mpath = q.at("model").get<std::string>();
+      auto& m = models[mpath];
+      if (!m) {
+        MappedFile f(mpath);
+        m = std::make_unique<perfcard::Model>(perfcard::load_model(f.bytes()));
+      }
+      const nlohmann::json qdims = q.value("dims", nlohmann::json::object());
+      std::string key = mpath + "|" + qdims.dump();
+      auto& a = analyses[key];
+      if (!a) {
+        perfcard::AnalyzeOptions ao;
+        for (auto& [k, v] : qdims.items()) ao.dims.values[k] = v.get<std::int64_t>();
+        a = std::make_unique<perfcard::Analysis>(perfcard::analyze(*m, ao));
+      }
+      const perfcard::Device& d = catalog.get(q.at("device").get<std::string>());
+      perfcard::PredictorInput pin{*m, *a, d, perfcard::parse_precision(q.value("precision", "fp32")),
+                                   q.value("runtime", d.is_gpu() ? "pytorch-eager" : "onnxruntime"),
+                                   q.value("compute_scale", 1.0), q.value("bandwidth_scale", 1.0), false};
+      auto r = predictor.predict(pin);
+      out["latency_ms"] = r.latency_ms;
+      out["busy_fraction"] = r.busy_fraction;
+      out["intensity"] = r.intensity;
+    } catch (const std::exception& e) {
+      out["error"] = e.what();
+    }
+    std::cout << out.dump() << "\n";
+  }
+  return 0;
+}
+
+int run_devices(const std::vector<std::string>& args) {
+  auto catalog = perfcard::DeviceCatalog::parse(data_file("", "devices.json"));
+  bool json = !args.empty() && args[0] == "--json";
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& d : catalog.devices()) {
+    nlohmann::json peaks = nlohmann::json::object();
+    for (const auto& [p, s] : d.peak_tflops) peaks[std::string(perfcard::precision_name(p))] = s.value;
+    arr.push_back({{"id", d.id}, {"name", d.name}, {"kind", d.kind}, {"peak_tflops", peaks},
+                   {"memory_gb", d.memory_gb.value}, {"memory_bandwidth_gbs", d.memory_bandwidth_gbs.value},
+                   {"mig", d.mig.has_value()}});
+    if (!json) std::cout << d.id << "  " << d.name << "\n";
+  }
+  if (json) std::cout << arr.dump(2) << "\n";
+  return 0;
 }
 
 int run_analyze(const std::vector<std::string>& args) {
@@ -93,6 +267,9 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   try {
     if (cmd == "analyze") return run_analyze(args);
+    if (cmd == "predict") return run_predict(args);
+    if (cmd == "eval") return run_eval(args);
+    if (cmd == "devices") return run_devices(args);
     std::cerr << "perfcard: unknown command '" << cmd << "'\n";
     return usage(std::cerr, 2);
   } catch (const perfcard::Error& e) {

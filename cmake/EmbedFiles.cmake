@@ -1,0 +1,22 @@
+# perfcard_embed(TARGET NAME FILE...): a static library whose one function returns each file's contents,
+# so the CLI and the wasm module carry the device catalog and fitted constants without reading files.
+function(perfcard_embed target)
+  # A data file that does not exist yet (roofline.json before the first calibration) is embedded as
+  # absent; the CLI then says which script makes it.
+  set(files "")
+  foreach(f ${ARGN})
+    if(EXISTS "${f}")
+      list(APPEND files "${f}")
+    endif()
+  endforeach()
+  set(out "${CMAKE_CURRENT_BINARY_DIR}/${target}.cpp")
+  string(REPLACE ";" "," files_arg "${files}")  # a CMake list would be split by the shell
+  add_custom_command(
+    OUTPUT "${out}"
+    COMMAND ${CMAKE_COMMAND} -DOUT=${out} "-DFILES=${files_arg}" -P ${PROJECT_SOURCE_DIR}/cmake/EmbedFilesScript.cmake
+    DEPENDS ${files} ${PROJECT_SOURCE_DIR}/cmake/EmbedFilesScript.cmake
+    COMMENT "embedding data files"
+    VERBATIM)
+  add_library(${target} STATIC "${out}")
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/core/include)
+endfunction()

@@ -1,0 +1,45 @@
+"""Drives `perfcard eval`: one C++ process answers a batch of prediction queries, so calibration and
+evaluation exercise exactly the code the CLI and the web page run."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILT_CLI = os.path.join(ROOT, "build", "native", "core", "perfcard")
+_private_cli = None
+
+
+def cli():
+    """A private copy of the CLI, so a rebuild during a long fit cannot pull the binary away."""
+    global _private_cli
+    if _private_cli is None:
+        if not os.path.exists(BUILT_CLI):
+            raise SystemExit(f"{BUILT_CLI} is missing: build first (bash scripts/build.sh --native-only)")
+        _private_cli = os.path.join(tempfile.mkdtemp(prefix="perfcard-cli-"), "perfcard")
+        shutil.copy2(BUILT_CLI, _private_cli)
+    return _private_cli
+
+
+def run_queries(queries, constants=None):
+    """queries: list of dicts {model, dims, device, precision, runtime, ...}; returns list of results."""
+    with tempfile.TemporaryDirectory() as tmp:
+        qpath = os.path.join(tmp, "q.jsonl")
+        with open(qpath, "w") as f:
+            for q in queries:
+                f.write(json.dumps(q) + "\n")
+        # The working tree's catalog, not the copy embedded at the last build.
+        cmd = [cli(), "eval", qpath, "--devices", os.path.join(ROOT, "weights", "devices.json")]
+        if constants is not None:
+            cpath = os.path.join(tmp, "constants.json")
+            with open(cpath, "w") as f:
+                json.dump(constants, f)
+            cmd += ["--constants", cpath]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    results = [json.loads(line) for line in out.splitlines()]
+    errors = [(q, r["error"]) for q, r in zip(queries, results) if "error" in r]
+    if errors:
+        q, e = errors[0]
+        raise RuntimeError(f"{len(errors)} of {len(queries)} queries failed; first: {e} (query {json.dumps(q)})")
+    return results
