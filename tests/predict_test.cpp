@@ -1,0 +1,196 @@
+// The predictor's mechanics with constants written here (not the fitted ones), so each expectation
+// follows from the model's definition: roofline time, dispatch queue, precision fallback, memory
+// parts, energy and carbon arithmetic, MIG recommendation. The real catalog is checked for loading.
+#include <catch2/catch.hpp>
+
+#include "model_builder.h"
+#include "perfcard/error.h"
+#include "perfcard/onnx_loader.h"
+#include "perfcard/predict.h"
+#include "test_util.h"
+
+using perfcard::test::ModelBuilder;
+
+namespace {
+
+const char* kDevices = R"({"schema_version": 1, "devices": [
+  {"id": "gpu-a", "name": "GPU A", "kind": "gpu", "arch": "Ampere test",
+   "peak_tflops": {"fp32": 10, "fp16": {"value": 100, "source": "test"}},
+   "sm_count": 10, "memory_gb": 16, "memory_bandwidth_gbs": 1000, "tdp_w": 300, "idle_w": 50,
+   "mig": {"source": "test", "compute_slices_total": 7, "memory_slices_total": 8, "profiles": [
+     {"name": "1g.2gb", "memory_gb": 2, "compute_slices": 1, "memory_slices": 1, "max_instances": 7},
+     {"name": "3g.8gb", "memory_gb": 8, "compute_slices": 3, "memory_slices": 4, "max_instances": 2},
+     {"name": "7g.16gb", "memory_gb": 16, "compute_slices": 7, "memory_slices": 8, "max_instances": 1}]}},
+  {"id": "cpu-b", "name": "CPU B", "kind": "cpu", "arch": "x86", "peak_fp32_gflops": 1000,
+   "memory_bandwidth_gbs": 100, "tdp_w": 100}]})";
+
+const char* kConstants = R"({"format_version": "1.0", "version": "test-1",
+  "arch_family": {"Ampere": "ampere", "cpu": "cpu"},
+  "families": {
+    "ampere": {"gemm_eff_tensor": 0.5, "gemm_eff_fp32": 0.5, "conv_eff_tensor": 0.5, "conv_eff_fp32": 0.5,
+               "vector_eff": 1, "mem_eff": 0.5, "k_half": 0, "tile": 0, "launch_us": 0},
+    "cpu": {"gemm_eff_tensor": 1, "gemm_eff_fp32": 1, "conv_eff_tensor": 1, "conv_eff_fp32": 1,
+            "vector_eff": 1, "mem_eff": 1, "k_half": 0, "tile": 0, "launch_us": 0}},
+  "runtimes": {
+    "pytorch-eager": {"kind": "gpu", "dispatch_us": 10, "context_mb": 100, "workspace_mb": 10, "allocator_overhead": 0},
+    "onnxruntime": {"kind": "cpu", "dispatch_us": 0, "context_mb": 0, "workspace_mb": 0, "allocator_overhead": 0}},
+  "power": {"gamma": 1, "floor": 0},
+  "accuracy": {"ampere": {"mape": 0.25, "rows": 10, "source": "test"}}})";
+
+const char* kCarbon = R"({"schema_version": 1, "default": "world", "regions": [
+  {"code": "world", "g_per_kwh": 500, "source": "test", "year": 2023},
+  {"code": "clean", "g_per_kwh": 10, "source": "test", "year": 2023}],
+  "pue": {"default": {"value": 1.5, "source": "test"}}})";
+
+// y = x @ W with x [batch, 1024] and W [1024, 1024]: 2 GFLOP per sample... well, 2*1024*1024 per row.
+perfcard::Model matmul_model() {
+  static std::vector<std::uint8_t> bytes = [] {
+    ModelBuilder b;
+    b.input("x", 1, {std::string("batch"), std::int64_t(1024)});
+    b.initializer("w", 1, {1024, 1024});
+    b.node("MatMul", {"x", "w"}, {"y"});
+    b.output("y");
+    return b.bytes();
+  }();
+  return perfcard::load_model(bytes);
+}
+
+struct Setup {
+  perfcard::DeviceCatalog cat = perfcard::DeviceCatalog::parse(kDevices);
+  perfcard::RooflineConstants c = perfcard::RooflineConstants::parse(kConstants);
+  perfcard::CarbonTable carbon = perfcard::CarbonTable::parse(kCarbon);
+  perfcard::RooflinePredictor pred{c};
+  perfcard::PredictResult run(const perfcard::Model& m, perfcard::PredictOptions o) {
+    return perfcard::predict(m, cat, pred, c, carbon, o);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("one GEMM: latency is dispatch plus max(compute, memory) at the fitted efficiencies") {
+  Setup s;
+  perfcard::PredictOptions o;
+  o.devices = {"gpu-a"};
+  o.batches = {4096};
+  o.precision = perfcard::Precision::FP16;
+  auto r = s.run(matmul_model(), o);
+  REQUIRE(r.rows.size() == 1);
+  const auto& p = r.rows[0];
+  const double flops = 2.0 * 4096 * 1024 * 1024;
+  const double bytes = 2.0 * (4096 * 1024 + 1024 * 1024 + 4096 * 1024);
+  const double compute_ms = flops / (100e12 * 0.5) * 1e3, memory_ms = bytes / (1000e9 * 0.5) * 1e3;
+  CHECK(p.latency_ms == Approx(0.010 + std::max(compute_ms, memory_ms)));
+  CHECK(p.throughput_per_s == Approx(4096 / (p.latency_ms / 1e3)));
+  CHECK(p.uncertainty == Approx(0.25));
+  CHECK(r.batch_symbol == "batch");
+}
+
+TEST_CASE("a precision the device lacks falls back, and the row says so") {
+  Setup s;
+  perfcard::PredictOptions o;
+  o.devices = {"gpu-a"};
+  o.precision = perfcard::Precision::BF16;
+  auto r = s.run(matmul_model(), o);
+  CHECK(r.rows[0].precision_used == perfcard::Precision::FP16);
+  REQUIRE_FALSE(r.rows[0].warnings.empty());
+  CHECK(r.rows[0].warnings[0] == "bf16 is not supported by gpu-a; predicted at fp16");
+}
+
+TEST_CASE("memory: weights at precision, activations, workspace and context; training adds Adam state") {
+  Setup s;
+  perfcard::PredictOptions o;
+  o.devices = {"gpu-a"};
+  o.batches = {8};
+  o.precision = perfcard::Precision::FP16;
+  auto inf = s.run(matmul_model(), o).rows[0].memory;
+  CHECK(inf.weights == Approx(1024.0 * 1024 * 2));
+  CHECK(inf.activations == Approx(2.0 * 8 * 1024 * 2));  // x and y live together
+  CHECK(inf.workspace == Approx(10.0 * 1024 * 1024));
+  CHECK(inf.context == Approx(100.0 * 1024 * 1024));
+  CHECK(inf.optimizer == 0);
+  o.mode = perfcard::Mode::Training;
+  auto tr = s.run(matmul_model(), o).rows[0].memory;
+  CHECK(tr.gradients == Approx(1024.0 * 1024 * 2));
+  CHECK(tr.optimizer == Approx(1024.0 * 1024 * 12));  // two fp32 moments + fp32 master copy
+  CHECK(tr.saved_activations == Approx(8.0 * 1024 * 2));
+}
+
+TEST_CASE("energy and carbon follow power x time and the grid intensity x PUE") {
+  Setup s;
+  perfcard::PredictOptions o;
+  o.devices = {"gpu-a"};
+  o.batches = {4096};
+  o.region = "clean";
+  auto p = s.run(matmul_model(), o).rows[0];
+  REQUIRE(p.power_w);
+  CHECK(*p.power_w > 50);
+  CHECK(*p.power_w <= 300);
+  CHECK(*p.energy_j_per_sample == Approx(*p.power_w * p.latency_ms / 1e3 / 4096));
+  CHECK(*p.carbon_g_per_1000 == Approx(*p.energy_j_per_sample * 1000 / 3.6e6 * 10 * 1.5));
+  o.grid_g_per_kwh = 100.0;
+  o.pue = 1.0;
+  auto q = s.run(matmul_model(), o).rows[0];
+  CHECK(*q.carbon_g_per_1000 == Approx(*q.energy_j_per_sample * 1000 / 3.6e6 * 100));
+}
+
+TEST_CASE("MIG: the smallest profile that fits with headroom and meets the latency target") {
+  Setup s;
+  perfcard::PredictOptions o;
+  o.devices = {"gpu-a"};
+  o.batches = {1};
+  auto p = s.run(matmul_model(), o).rows[0];
+  REQUIRE(p.mig.size() == 3);
+  REQUIRE(p.mig_recommended);
+  CHECK(p.mig[*p.mig_recommended].name == "1g.2gb");
+  CHECK(p.mig[0].latency_ms >= p.mig[2].latency_ms);  // a seventh of the GPU is not faster
+  CHECK(p.mig[0].total_throughput_per_s == Approx(p.mig[0].throughput_per_s * 7));
+  o.latency_target_ms = p.mig[2].latency_ms * 1.0001;  // only the full profile is fast enough
+  auto q = s.run(matmul_model(), o).rows[0];
+  REQUIRE(q.mig_recommended);
+  CHECK(q.mig[*q.mig_recommended].name == "7g.16gb");
+}
+
+TEST_CASE("CPUs take their own runtime and default to fp32; unknown ids are clear errors") {
+  Setup s;
+  perfcard::PredictOptions o;
+  o.devices = {"cpus"};
+  auto r = s.run(matmul_model(), o);
+  REQUIRE(r.rows.size() == 1);
+  CHECK(r.rows[0].runtime == "onnxruntime");
+  CHECK(r.rows[0].precision_used == perfcard::Precision::FP32);
+  o.devices = {"h900"};
+  CHECK_THROWS_WITH(s.run(matmul_model(), o), "unknown device 'h900'; known devices: gpu-a, cpu-b");
+  o.devices = {"gpu-a"};
+  o.region = "mars";
+  CHECK_THROWS_WITH(s.run(matmul_model(), o), "unknown region 'mars'; known regions: world, clean");
+}
+
+TEST_CASE("constants of another major format version are rejected with a clear message") {
+  std::string text = kConstants;
+  text.replace(text.find("\"1.0\""), 5, "\"2.0\"");
+  CHECK_THROWS_WITH(perfcard::RooflineConstants::parse(text),
+                    "roofline constants format 2.0 is not readable by this build (reads 1.x); update PerfCard");
+}
+
+TEST_CASE("the shipped catalog, carbon table and constants load, and every GPU gets a prediction") {
+  auto read = [](const char* name) {
+    auto b = perfcard::test::read_file(perfcard::test::data_path(std::string("../../weights/") + name));
+    return std::string(b.begin(), b.end());
+  };
+  auto cat = perfcard::DeviceCatalog::parse(read("devices.json"));
+  auto carbon = perfcard::CarbonTable::parse(read("carbon_regions.json"));
+  auto c = perfcard::RooflineConstants::parse(read("roofline.json"));
+  for (const char* id : {"a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
+                         "h200-sxm-141gb", "b200-sxm-180gb", "v100-sxm2-32gb", "l4", "t4", "a10", "a30", "l40s",
+                         "rtx3090", "rtx4090"})
+    CHECK(cat.find(id) != nullptr);
+  perfcard::RooflinePredictor pred(c);
+  perfcard::PredictOptions o;
+  o.batches = {1, 64};
+  auto r = perfcard::predict(matmul_model(), cat, pred, c, carbon, o);
+  CHECK(r.rows.size() == 2 * 16);
+  for (const auto& p : r.rows) {
+    CHECK(p.latency_ms > 0);
+    CHECK(p.fits);
+  }
+}
