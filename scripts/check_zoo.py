@@ -98,12 +98,13 @@ TIMM_NAME = {
 }
 
 
-def decimals(text: str) -> int:
-    return len(text.split(".")[1]) if "." in text else 0
+# Both tables round to a fixed number of decimals (and drop trailing zeros: timm's "0.4" is 0.40).
+TV_DECIMALS = 3    # torchvision _ops, in G
+TIMM_DECIMALS = 2  # timm gmacs (G), macts (M)
 
 
-def half_unit(text: str) -> float:
-    return 0.5 * 10 ** (-decimals(text))
+def half_unit(decimals: int) -> float:
+    return 0.5 * 10 ** (-decimals)
 
 
 def pct(ours: float, ref: float) -> float:
@@ -177,9 +178,11 @@ class Row:
         self.fails: list[str] = []
         self.notes: list[str] = []
 
-    def check(self, label: str, ours: float, ref: float, ref_text: str, bar: float, scale: float) -> str:
-        """Compare ours against a published figure ref_text (in units of `scale`)."""
-        tol = max(bar, half_unit(ref_text) / ref) if ref else bar
+    def check(self, label: str, ours: float, ref: float, ref_text: str, bar: float, scale: float,
+              decimals: int) -> str:
+        """Compare ours against a published figure ref_text, given in units of `scale` rounded to
+        `decimals` decimals."""
+        tol = max(bar, half_unit(decimals) * scale / ref) if ref else bar
         d = pct(ours, ref)
         ok = abs(d) <= tol * 100 + 1e-9
         if tol > bar:
@@ -207,7 +210,7 @@ def check_torchvision(name: str, rec: dict, doc: dict, ref: dict | None, timm: d
         if int(ref["img_size"]) != rec["input_size"]:
             row.fails.append(f"reference is at {ref['img_size']} px, export at {rec['input_size']} px")
         row.cells["tv_ops"] = ref["ops_gmacs"]
-        row.cells["d_tv_macs"] = row.check("tv MACs", macs, float(ref["ops_gmacs"]) * 1e9, ref["ops_gmacs"], TV_BAR, 1e9)
+        row.cells["d_tv_macs"] = row.check("tv MACs", macs, float(ref["ops_gmacs"]) * 1e9, ref["ops_gmacs"], TV_BAR, 1e9, TV_DECIMALS)
         expected = int(ref["num_params"])
         unused = rec.get("unused_in_eval_params", {})
         aux = {k: v for k, v in unused.items() if k.split(".")[0] in ("AuxLogits", "aux1", "aux2")}
@@ -239,7 +242,7 @@ def check_torchvision(name: str, rec: dict, doc: dict, ref: dict | None, timm: d
             d_plain = pct(macs, g)
             fv = macs + fvcore_extras(doc)
             d_fv = pct(fv, g)
-            tol = max(TIMM_MAC_BAR, half_unit(tr["gmacs"]) * 1e9 / g)
+            tol = max(TIMM_MAC_BAR, half_unit(TIMM_DECIMALS) * 1e9 / g)
             row.cells["d_t_macs"] = f"{d_plain:+.2f}%"
             row.cells["d_t_fveq"] = f"{d_fv:+.2f}%"
             if tol > TIMM_MAC_BAR:
@@ -252,7 +255,7 @@ def check_torchvision(name: str, rec: dict, doc: dict, ref: dict | None, timm: d
                     row.fails.append(f"timm MACs {d_plain:+.2f}% (fvcore-eq {d_fv:+.2f}%, bar {tol * 100:.1f}%)")
             row.cells["t_macts"] = tr["macts"]
             row.cells["acts"] = f"{acts / 1e6:.2f}"
-            row.cells["d_t_acts"] = row.check("timm acts", acts, float(tr["macts"]) * 1e6, tr["macts"], TIMM_ACT_BAR, 1e6)
+            row.cells["d_t_acts"] = row.check("timm acts", acts, float(tr["macts"]) * 1e6, tr["macts"], TIMM_ACT_BAR, 1e6, TIMM_DECIMALS)
 
 
 def check_bert(rec: dict, doc: dict, row: Row) -> None:

@@ -166,6 +166,7 @@ def main() -> int:
     ap.add_argument("--opset", type=int, default=13, choices=range(13, 18), metavar="{13..17}")
     ap.add_argument("--only", default="", help="comma-separated model names (default: all)")
     ap.add_argument("--skip", default="", help="comma-separated model names to leave out")
+    ap.add_argument("--resume", action="store_true", help="leave out models already in the manifest")
     ap.add_argument("--fold-bn", action="store_true", help="export in EVAL mode (Conv+BN folded)")
     ap.add_argument("--no-count", action="store_true", help="skip the torch-side MAC count")
     ap.add_argument("--out", default=OUT)
@@ -192,6 +193,9 @@ def main() -> int:
         manifest.setdefault("models", {})
         manifest.setdefault("failed", {})
 
+    if args.resume:
+        names = [n for n in names if not (n in manifest["models"] and
+                                          os.path.exists(os.path.join(args.out, n + ".onnx")))]
     failures = 0
     for name in names:
         print(f"[export] {name} (opset {args.opset})", flush=True)
