@@ -4,6 +4,20 @@
 #          header-only libraries through a folder of symlinks so /usr/include never joins the include path.
 
 if(EMSCRIPTEN)
+  # C++ exceptions are caught at the JS boundary (wasm/bindings.cpp) and in the tests. The whole build
+  # compiles with them, so a core error unwinds with destructors run and leaks nothing.
+  add_compile_options(-fexceptions)
+  add_link_options(-fexceptions)
+  # Emscripten 3.1.6 has libc++ 13: the few C++20 library features it lacks and the core uses.
+  add_compile_options("SHELL:-include ${CMAKE_SOURCE_DIR}/wasm/compat/libcxx_compat.h")
+  # ctest runs wasm executables in node. Node 20's fetch cannot read file paths, which Emscripten 3.1.6
+  # would try first for the .wasm: turn it off.
+  find_program(PERFCARD_NODE NAMES node nodejs NO_CMAKE_FIND_ROOT_PATH REQUIRED)
+  set(CMAKE_CROSSCOMPILING_EMULATOR "${PERFCARD_NODE};--no-experimental-fetch")
+  # Executables (tests, tools) are CommonJS scripts; the repository's package.json may say "type":
+  # "module", so the build tree says otherwise. wasm/ puts {"type": "module"} in dist/ for the ES-module API.
+  file(CONFIGURE OUTPUT "${CMAKE_BINARY_DIR}/package.json" CONTENT "{\"type\": \"commonjs\"}\n")
+
   set(PERFCARD_CACHE "$ENV{HOME}/.cache/perfcard" CACHE PATH "where scripts/setup.sh keeps downloaded sources")
   set(PROTOBUF_TARBALL "${PERFCARD_CACHE}/protobuf_3.21.12.orig.tar.gz")
   if(NOT EXISTS "${PROTOBUF_TARBALL}")

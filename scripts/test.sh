@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs the tests of both builds: ctest in build/native and build/wasm (the same Catch2 tests, natively
+# and under node), then the JS API tests (node --test tests/wasm/), which compare the wasm module with
+# the native CLI. Build first with scripts/build.sh. Every suite runs; the exit status says if any failed.
+#
+#   scripts/test.sh               everything
+#   scripts/test.sh --native-only
+#   scripts/test.sh --wasm-only   the wasm ctest and the JS API tests (the CLI comparisons need build/native)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+native=1
+wasm=1
+for arg in "$@"; do
+  case "$arg" in
+    --native-only) wasm=0 ;;
+    --wasm-only) native=0 ;;
+    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test.sh: unknown option '$arg'" >&2; exit 2 ;;
+  esac
+done
+jobs="${PERFCARD_JOBS:-2}"
+export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
+
+failed=()
+run() {
+  local name="$1"
+  shift
+  echo "== $name"
+  if ! "$@"; then failed+=("$name"); fi
+}
+need() {
+  if [ ! -f "$1/CMakeCache.txt" ]; then
+    echo "test.sh: $1 is not built: run scripts/build.sh first" >&2
+    failed+=("$1 (not built)")
+    return 1
+  fi
+}
+
+if [ "$native" = 1 ] && need build/native; then
+  run "ctest native" ctest --test-dir build/native --output-on-failure -j "$jobs"
+fi
+if [ "$wasm" = 1 ] && need build/wasm; then
+  run "ctest wasm" ctest --test-dir build/wasm --output-on-failure -j "$jobs"
+  run "JS API (node --test tests/wasm/)" node --test tests/wasm/
+fi
+
+if [ "${#failed[@]}" -gt 0 ]; then
+  printf 'test.sh: FAILED: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+echo "test.sh: all passed"
