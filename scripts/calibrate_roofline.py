@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from roofline.gemm_models import write_gemm_models  # noqa: E402
+from roofline.kernels import NEUSIGHT_DEVICES, gemm_queries, load_neusight  # noqa: E402
 from roofline.perfcard_eval import run_queries  # noqa: E402
 
 PUBLIC = os.path.join(ROOT, "..", "shared", "data", "public")
@@ -39,18 +40,6 @@ OUT = os.path.join(ROOT, "weights", "roofline.json")
 # Device family per catalog arch prefix (weights/devices.json "arch"); CPUs share one family.
 ARCH_FAMILY = {"Volta": "volta", "Turing": "turing", "Ampere": "ampere", "Ada": "ada", "Hopper": "hopper",
                "Blackwell": "blackwell", "cpu": "cpu"}
-
-# NeuSight spellings -> catalog ids. Only exact parts, except V100: NeuSight measured the PCIe card
-# (250 W, lower clocks) and the catalog holds the SXM2 one, so the fitted Volta efficiency is
-# conservative for SXM2 by roughly the clock ratio; recorded in the provenance.
-NEUSIGHT_DEVICES = {
-    "NVIDIA A100-PCIE-40GB": ("a100-pcie-40gb", "ampere", ""),
-    "NVIDIA A100 80GB PCIe": ("a100-pcie-80gb", "ampere", ""),
-    "NVIDIA H100 80GB HBM3": ("h100-sxm5-80gb", "hopper", ""),
-    "NVIDIA L4": ("l4", "ada", ""),
-    "Tesla T4": ("t4", "turing", ""),
-    "Tesla V100-PCIE-32GB": ("v100-sxm2-32gb", "volta", "measured on V100-PCIe-32GB, predicted with SXM2 specs"),
-}
 
 # stas00 MAMF rows (bf16, max achievable / theoretical) per family.
 MAMF_ROWS = {"ampere": "NVIDIA A100 SXM", "hopper": "NVIDIA H100 SXM", "blackwell": "NVIDIA B200 SXM"}
@@ -71,6 +60,7 @@ RUNTIMES = {
     # since 1.12). Memory: ~300 MB CUDA context with lazy module loading (CUDA >= 11.7, pytorch#107667);
     # workspaces: cuBLAS ':4096:2:16:8' = 8.125 MiB plus cuBLASLt 32 MiB on Hopper (4 MiB before; pytorch#120925).
     "pytorch-eager": {"kind": "gpu", "dispatch_us": None, "fuse_elementwise": False, "fuse_bias": True,
+                      "fuse_decomposed": True,
                       "conv_fp32_as_tf32": True, "matmul_fp32_as_tf32": False,
                       "context_mb": 300.0, "workspace_mb": 40.125, "allocator_overhead": 0.0,
                       "source": "context: pytorch/pytorch#107667 (ptrblck, 2023: ~300 MB with CUDA lazy loading); "
@@ -79,6 +69,7 @@ RUNTIMES = {
                                 "caching-allocator fragmentation not modelled"},
     # ONNX Runtime on CPUs: graph optimizations fuse conv+activation and pointwise chains.
     "onnxruntime": {"kind": "cpu", "dispatch_us": None, "fuse_elementwise": True, "fuse_bias": True,
+                    "fuse_decomposed": True,
                     "conv_fp32_as_tf32": False, "matmul_fp32_as_tf32": False,
                     "context_mb": 0.0, "workspace_mb": 0.0, "allocator_overhead": 0.0,
                     "source": "CPU: memory is host RAM; runtime footprint not modelled"},
@@ -101,30 +92,6 @@ def constants_doc(families, runtimes, provenance, accuracy=None):
     return {"format_version": "1.0", "predictor": "roofline", "version": "roofline-1.0",
             "provenance": provenance, "arch_family": ARCH_FAMILY, "families": families,
             "runtimes": runtimes, "power": {"gamma": 1.0, "floor": 0.3}, "accuracy": accuracy or {}}
-
-
-def split_of(key, test_fraction=0.2):
-    h = int(hashlib.sha1(key.encode()).hexdigest()[:8], 16)
-    return "test" if (h % 1000) < test_fraction * 1000 else "train"
-
-
-def load_neusight(max_rows_per_device):
-    """All rows of the catalog's devices, and a reproducible sample of them for the iterative fit."""
-    df = pd.read_csv(os.path.join(PUBLIC, "neusight_gemm_ops_fp32.csv.gz"))
-    df = df[df["device"].isin(NEUSIGHT_DEVICES)].copy()
-    df["split"] = [split_of(f"{o}|{b}|{m}|{n}|{k}") for o, b, m, n, k in zip(df.op, df.B, df.M, df.N, df.K)]
-    # Bounded per device so a fit stays minutes.
-    parts = [g.sample(min(len(g), max_rows_per_device), random_state=0) for _, g in df.groupby(["device", "split"])]
-    return df, pd.concat(parts, ignore_index=True)
-
-
-def gemm_queries(rows, paths):
-    qs = []
-    for r in rows.itertuples():
-        dev = NEUSIGHT_DEVICES[r.device][0]
-        qs.append({"model": paths[r.op], "dims": {"B": int(r.B), "M": int(r.M), "N": int(r.N), "K": int(r.K)},
-                   "device": dev, "precision": "fp32", "runtime": "pytorch-op"})
-    return qs
 
 
 def log_errors(pred, meas):

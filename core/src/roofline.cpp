@@ -66,6 +66,7 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
     rc.dispatch_us = num(r, "dispatch_us", w);
     rc.fuse_elementwise = r.value("fuse_elementwise", false);
     rc.fuse_bias = r.value("fuse_bias", true);
+    rc.fuse_decomposed = r.value("fuse_decomposed", false);
     rc.conv_fp32_as_tf32 = r.value("conv_fp32_as_tf32", false);
     rc.matmul_fp32_as_tf32 = r.value("matmul_fp32_as_tf32", false);
     rc.context_mb = num(r, "context_mb", w);
@@ -114,6 +115,8 @@ bool is_tensor_precision(Precision p) { return p != Precision::FP32; }
 
 struct Kernel {
   KernelTime t;
+  std::string scope;         // module scope of the node that opened the kernel
+  std::vector<int> produced; // values written by member nodes
   double macs = 0;
   double gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_batch = 1;
   bool gemm_like = false;
@@ -121,12 +124,23 @@ struct Kernel {
   bool fuse_target = false;  // can absorb a following pointwise op
 };
 
+// "/stages.0/block/norm/ReduceMean" -> "/stages.0/block/norm"; "" when the name has no scope.
+std::string scope_of(const std::string& name) {
+  auto p = name.rfind('/');
+  return p == std::string::npos || p == 0 ? std::string() : name.substr(0, p);
+}
+
+bool fusable_in_module(OpClass c) {
+  return c == OpClass::Elementwise || c == OpClass::Reduction || c == OpClass::Normalization || c == OpClass::Softmax;
+}
+
 class Builder {
  public:
-  Builder(const Analysis& a, const RuntimeConstants& rt, Precision p) : a_(a), rt_(rt), bits_(precision_bits(p)) {}
+  Builder(const RuntimeConstants& rt, Precision p) : rt_(rt), bits_(precision_bits(p)) {}
 
   void graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc) {
     std::vector<int> kernel_of_value(g.values.size(), -1);
+    std::vector<std::size_t> mine;  // kernels opened by this graph (bodies of control flow open their own)
     for (int ni : g.order) {
       const Node& n = g.nodes[std::size_t(ni)];
       const NodeCost& c = gc.nodes[std::size_t(ni)];
@@ -162,6 +176,15 @@ class Builder {
           if (rt_.fuse_elementwise ? kk.fuse_target : bias_add) target = k;
         }
       }
+      if (target < 0 && rt_.fuse_decomposed && fusable_in_module(c.cls)) {
+        std::string sc = scope_of(n.name);
+        for (std::size_t i = 0; i < n.inputs.size() && target < 0 && !sc.empty(); ++i) {
+          int v = n.inputs[i];
+          if (v < 0 || kernel_of_value[std::size_t(v)] < 0) continue;
+          const Kernel& kk = kernels_[std::size_t(kernel_of_value[std::size_t(v)])];
+          if (kk.scope == sc && !kk.gemm_like && fusable_in_module(kk.t.cls)) target = kernel_of_value[std::size_t(v)];
+        }
+      }
       if (target >= 0) {
         Kernel& k = kernels_[std::size_t(target)];
         k.t.flops += c.flops;
@@ -171,7 +194,11 @@ class Builder {
           else k.t.bytes += value_bytes(s.values[std::size_t(v)]);
         }
         for (int v : n.outputs)
-          if (v >= 0) { k.t.bytes += value_bytes(s.values[std::size_t(v)]); kernel_of_value[std::size_t(v)] = target; }
+          if (v >= 0) {
+            k.t.bytes += value_bytes(s.values[std::size_t(v)]);
+            kernel_of_value[std::size_t(v)] = target;
+            k.produced.push_back(v);
+          }
         if (!rt_.fuse_elementwise) k.fuse_target = false;
         continue;
       }
@@ -185,9 +212,27 @@ class Builder {
       for (int v : n.outputs) if (v >= 0) k.t.bytes += value_bytes(s.values[std::size_t(v)]);
       shape_gemm(n, s, c, k);
       k.fuse_target = c.cls != OpClass::DataMovement && c.cls != OpClass::Other;
+      k.scope = scope_of(n.name);
       int idx = int(kernels_.size());
+      for (int v : n.outputs) if (v >= 0) { kernel_of_value[std::size_t(v)] = idx; k.produced.push_back(v); }
       kernels_.push_back(std::move(k));
-      for (int v : n.outputs) if (v >= 0) kernel_of_value[std::size_t(v)] = idx;
+      mine.push_back(std::size_t(idx));
+    }
+    // A tensor made and used only inside one fused kernel never reaches memory: take back its write
+    // (its in-kernel reads were never counted).
+    for (std::size_t ki : mine) {
+      Kernel& k = kernels_[ki];
+      if (k.produced.size() < 2) continue;
+      for (int v : k.produced) {
+        const Value& val = g.values[std::size_t(v)];
+        bool inside = !val.consumers.empty();
+        for (int u : val.consumers)
+          for (int o : g.nodes[std::size_t(u)].outputs)
+            if (o >= 0 && kernel_of_value[std::size_t(o)] != kernel_of_value[std::size_t(v)]) inside = false;
+        for (int out : g.outputs) if (out == v) inside = false;
+        if (inside) k.t.bytes = std::max(0.0, k.t.bytes - value_bytes(s.values[std::size_t(v)]));
+      }
+      k.produced.clear();
     }
   }
 
@@ -195,7 +240,6 @@ class Builder {
   std::size_t untimed() const { return untimed_; }
 
  private:
-  const Analysis& a_;
   const RuntimeConstants& rt_;
   int bits_;
   std::vector<Kernel> kernels_;
@@ -249,7 +293,7 @@ RooflineResult roofline_latency(const Model& model, const Analysis& analysis, co
   const RuntimeConstants& rt = constants.runtime(opt.runtime);
   if ((rt.kind == "cpu") != (device.kind == "cpu"))
     throw Error("runtime '" + rt.name + "' runs on " + rt.kind + "s, but '" + device.id + "' is a " + device.kind);
-  Builder b(analysis, rt, opt.precision);
+  Builder b(rt, opt.precision);
   b.graph(model.graph, analysis.shapes.graph, analysis.costs);
   if (b.untimed() > 0)
     r.warnings.push_back(std::to_string(b.untimed()) + " nodes have unknown shapes or no cost rule; their time is not counted");

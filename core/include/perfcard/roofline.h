@@ -34,6 +34,9 @@ struct RuntimeConstants {
   double dispatch_us = 0;       // host time to issue one kernel (eager: the dispatcher)
   bool fuse_elementwise = false;  // pointwise chains and activations join their producer kernel
   bool fuse_bias = true;          // MatMul + bias Add is one kernel (linear/addmm)
+  // Exporters decompose modules that eager runs as one kernel (LayerNorm, GELU at opset < 17); the
+  // pointwise and reduction nodes of one module scope (node name "/block/norm/Sub") become one kernel.
+  bool fuse_decomposed = false;
   bool conv_fp32_as_tf32 = false; // cuDNN's default in PyTorch: fp32 convolutions run as TF32
   bool matmul_fp32_as_tf32 = false;
   double context_mb = 0;        // runtime + CUDA context resident before the model (sourced estimate)

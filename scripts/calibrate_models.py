@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""Stage C of the roofline calibration: whole models.
+
+Fits, on the training families of the timm eager benchmarks (RTX 3090 = Ampere GA102, RTX 4090 = Ada),
+the convolution efficiency of each GPU family with whole-model data, and PyTorch eager's per-op host
+dispatch cost shared by all. Families without whole-model data take their own GEMM efficiency times the
+conv/GEMM ratio measured on the others; scripts/evaluate_roofline.py then checks that transfer on
+NVIDIA's DeepLearningExamples tables (V100, A100, T4), which nothing here was fitted on.
+
+Updates weights/roofline.json in place (after scripts/calibrate_roofline.py) and records what it did
+in the provenance. Run: /usr/bin/python3 scripts/calibrate_models.py
+"""
+import json
+import math
+import os
+import sys
+
+import numpy as np
+from scipy.optimize import minimize
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from roofline.perfcard_eval import run_queries  # noqa: E402
+from roofline.whole_models import queries, timm_rows  # noqa: E402
+
+CONSTANTS = os.path.join(os.path.dirname(HERE), "weights", "roofline.json")
+FAMILY_OF_DEVICE = {"rtx3090": "ampere", "rtx4090": "ada"}
+
+
+def main():
+    with open(CONSTANTS) as f:
+        doc = json.load(f)
+    rows = timm_rows()
+    train = rows[rows.split == "train"].reset_index(drop=True)
+    if len(train) < 10:
+        raise SystemExit(f"only {len(train)} training rows matched: export more of the zoo first")
+    fams = sorted({FAMILY_OF_DEVICE[d] for d in train.device_id})
+    qs = queries(train)
+    # Host dispatch shows only where kernels are short: fit it only when small batches are measured.
+    fit_dispatch = int((train.batch_size <= 8).sum()) >= 5
+
+    def params(theta):
+        d = json.loads(json.dumps(doc))
+        for i, fam in enumerate(fams):
+            d["families"][fam]["conv_eff_tensor"] = 1 / (1 + math.exp(-theta[i]))
+        if fit_dispatch:
+            d["runtimes"]["pytorch-eager"]["dispatch_us"] = math.exp(theta[-1])
+        return d
+
+    def objective(theta):
+        res = run_queries(qs, params(theta))
+        e = np.log(np.array([r["latency_ms"] for r in res]) / train.latency_ms.values)
+        return float(np.mean(e ** 2))
+
+    x0 = np.array([0.0] * len(fams) + ([math.log(doc["runtimes"]["pytorch-eager"]["dispatch_us"] or 20)] if fit_dispatch else []))
+    opt = minimize(objective, x0, method="Nelder-Mead", options={"maxiter": 300, "xatol": 1e-3, "fatol": 1e-6})
+    fitted = params(opt.x)
+    ratios = [fitted["families"][f]["conv_eff_tensor"] / fitted["families"][f]["gemm_eff_tensor"] for f in fams]
+    ratio = float(np.mean(ratios))
+    for fam, f in fitted["families"].items():
+        if fam not in fams and fam != "cpu":
+            f["conv_eff_tensor"] = min(1.0, f["gemm_eff_tensor"] * ratio)
+        f["conv_eff_fp32"] = min(1.0, f["gemm_eff_fp32"] * ratio)
+    prov = json.loads(fitted["provenance"])
+    prov["stage_c"] = {
+        "script": "scripts/calibrate_models.py",
+        "source": "timm_benchmarks_long.csv.gz (huggingface/pytorch-image-models aa4b5850): eager (not compiled) "
+                  "NCHW inference, step_time_ms per batch",
+        "train_rows": int(len(train)), "train_families": sorted(train.family.unique().tolist()),
+        "held_out_families": sorted(rows[rows.split == "test"].family.unique().tolist()),
+        "fitted": {f: round(fitted["families"][f]["conv_eff_tensor"], 4) for f in fams},
+        "pytorch_eager_dispatch_us": round(fitted["runtimes"]["pytorch-eager"]["dispatch_us"], 3),
+        "dispatch_fitted_here": fit_dispatch,
+        "conv_over_gemm_ratio": round(ratio, 4),
+        "transfer": "families without whole-model data: conv_eff = gemm_eff x the mean conv/GEMM ratio of "
+                    + ", ".join(fams) + "; conv_eff_fp32 likewise from gemm_eff_fp32",
+        "train_rmse_log": round(math.sqrt(opt.fun), 4),
+    }
+    fitted["provenance"] = json.dumps(prov, sort_keys=True)
+    with open(CONSTANTS, "w") as f:
+        json.dump(fitted, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(json.dumps(prov["stage_c"], indent=1))
+
+
+if __name__ == "__main__":
+    main()

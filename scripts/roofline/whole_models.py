@@ -1,0 +1,73 @@
+"""Public whole-model measurements matched to zoo graphs, as prediction queries.
+
+A row is used only when its model is the same architecture as a zoo graph (scripts/data's confirmed
+timm<->torchvision map when present, else identical names), at the zoo graph's input size, measured
+in eager mode (torch.compile rows are another runtime). Splits are by model family, never by row.
+"""
+import gzip
+import hashlib
+import json
+import os
+
+import pandas as pd
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PUBLIC = os.path.join(ROOT, "..", "shared", "data", "public")
+ZOO = os.path.join(ROOT, "scripts", "zoo", "out")
+MAP = os.path.join(ROOT, "scripts", "data", "timm_torchvision_map.json")
+
+# timm device labels -> catalog ids (the catalog has no RTX 5090 / RTX Pro 6000 yet).
+TIMM_DEVICES = {"rtx3090": "rtx3090", "rtx4090": "rtx4090", "4090": "rtx4090"}
+TIMM_PRECISION = {"amp": "fp16", "fp32": "fp32", "amp_bf16": "bf16", "bf16": "bf16"}
+
+
+def family_split(family, test_fraction=0.3):
+    h = int(hashlib.sha1(family.encode()).hexdigest()[:8], 16)
+    return "test" if (h % 1000) < test_fraction * 1000 else "train"
+
+
+def zoo_manifest():
+    path = os.path.join(ZOO, "manifest.json")
+    if not os.path.exists(path):
+        raise SystemExit(f"{path} is missing: export the zoo first (/usr/bin/python3 scripts/zoo/export_torchvision.py)")
+    with open(path) as f:
+        return json.load(f)["models"]
+
+
+def timm_to_zoo(zoo):
+    """timm model name -> zoo model name."""
+    mapping = {}
+    if os.path.exists(MAP):
+        with open(MAP) as f:
+            doc = json.load(f)
+        pairs = doc.get("pairs", doc) if isinstance(doc, dict) else doc
+        for p in pairs if isinstance(pairs, list) else []:
+            t, v = p.get("timm"), p.get("torchvision")
+            if t and v and p.get("confirmed", True):
+                mapping[t] = v
+    for name in zoo:  # identical names are the same architecture in both libraries where they exist
+        mapping.setdefault(name, name)
+    return {t: v for t, v in mapping.items() if v in zoo}
+
+
+def timm_rows():
+    zoo = zoo_manifest()
+    t2z = timm_to_zoo(zoo)
+    df = pd.read_csv(os.path.join(PUBLIC, "timm_benchmarks_long.csv.gz"))
+    df = df[(df["mode"] == "infer") & (~df["compiled"].astype(bool)) & (df["layout"] == "nchw")]
+    df = df[df["device"].isin(TIMM_DEVICES) & df["precision"].isin(TIMM_PRECISION) & df["model"].isin(t2z)].copy()
+    df["zoo"] = df["model"].map(t2z)
+    df = df[df["img_size"] == df["zoo"].map(lambda z: zoo[z]["input_size"])]
+    df["device_id"] = df["device"].map(TIMM_DEVICES)
+    df["prec"] = df["precision"].map(TIMM_PRECISION)
+    df["family"] = df["zoo"].map(lambda z: zoo[z]["family"])
+    df["split"] = df["family"].map(family_split)
+    df["latency_ms"] = df["step_time_ms"]
+    df["source"] = "timm"
+    return df
+
+
+def queries(df):
+    return [{"model": os.path.join(ZOO, f"{z}.onnx"), "dims": {"batch": int(b)}, "device": d, "precision": p,
+             "runtime": "pytorch-eager"}
+            for z, b, d, p in zip(df["zoo"], df["batch_size"], df["device_id"], df["prec"])]
