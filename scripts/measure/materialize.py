@@ -1,0 +1,43 @@
+#!/usr/bin/python3
+"""Gives a graph-only model (weights stripped to an external-data file that was not kept) weights to run
+with: writes the model and a pseudo-random weights file of the right size into OUT_DIR. The contents do
+not matter for timing dense CPU kernels; they are random rather than zero so no sparsity shortcut applies.
+
+    /usr/bin/python3 scripts/measure/materialize.py MODEL.onnx OUT_DIR   -> prints the runnable model path
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+
+
+def materialize(src, out_dir):
+    m = onnx.load(src, load_external_data=False)
+    ends = {}
+    for t in m.graph.initializer:
+        if t.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        info = {e.key: e.value for e in t.external_data}
+        loc = info["location"]
+        end = int(info.get("offset", 0)) + int(info["length"])
+        ends[loc] = max(ends.get(loc, 0), end)
+    os.makedirs(out_dir, exist_ok=True)
+    rng = np.random.default_rng(0)
+    for loc, size in ends.items():
+        path = os.path.join(out_dir, loc)
+        with open(path, "wb") as f:
+            chunk = 1 << 24
+            left = size
+            while left > 0:
+                n = min(chunk, left)
+                # Small floats: valid fp32 bit patterns for every 4-byte-aligned tensor in the file.
+                f.write((rng.standard_normal(n // 4 + 1).astype(np.float32) * 0.02).tobytes()[:n])
+                left -= n
+    dst = os.path.join(out_dir, os.path.basename(src))
+    onnx.save(m, dst)
+    return dst
+
+
+if __name__ == "__main__":
+    print(materialize(sys.argv[1], sys.argv[2]))
