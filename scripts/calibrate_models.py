@@ -20,7 +20,7 @@ from scipy.optimize import minimize
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from roofline.perfcard_eval import run_queries  # noqa: E402
+from roofline.perfcard_eval import refresh_manifest, run_queries  # noqa: E402
 from roofline.whole_models import queries, timm_rows  # noqa: E402
 
 CONSTANTS = os.path.join(os.path.dirname(HERE), "weights", "roofline.json")
@@ -81,6 +81,7 @@ def main():
         json.dump(fitted, f, indent=1, sort_keys=True)
         f.write("\n")
     print(json.dumps(prov["stage_c"], indent=1))
+    refresh_manifest()
 
 
 if __name__ == "__main__":

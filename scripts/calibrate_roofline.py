@@ -32,7 +32,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from roofline.gemm_models import write_gemm_models  # noqa: E402
 from roofline.kernels import NEUSIGHT_DEVICES, gemm_queries, load_neusight  # noqa: E402
-from roofline.perfcard_eval import run_queries  # noqa: E402
+from roofline.perfcard_eval import refresh_manifest, run_queries  # noqa: E402
 
 PUBLIC = os.path.join(ROOT, "..", "shared", "data", "public")
 OUT = os.path.join(ROOT, "weights", "roofline.json")
@@ -268,6 +268,7 @@ def main():
         json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")
     print(f"wrote {OUT}")
+    refresh_manifest()
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from roofline.gemm_models import write_gemm_models  # noqa: E402
 from roofline.kernels import NEUSIGHT_DEVICES, gemm_queries, load_neusight  # noqa: E402
-from roofline.perfcard_eval import run_queries  # noqa: E402
+from roofline.perfcard_eval import refresh_manifest, run_queries  # noqa: E402
 from roofline.whole_models import queries as model_queries, timm_rows  # noqa: E402
 
 CONSTANTS = os.path.join(ROOT, "weights", "roofline.json")
@@ -127,6 +127,7 @@ def main():
         f.write("\n".join(lines))
     print("\n".join(lines[:12 + len(rows)]))
     print(f"wrote {DOC}")
+    refresh_manifest()
 
 
 if __name__ == "__main__":

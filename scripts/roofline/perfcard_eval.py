@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -43,3 +44,8 @@ def run_queries(queries, constants=None):
         q, e = errors[0]
         raise RuntimeError(f"{len(errors)} of {len(queries)} queries failed; first: {e} (query {json.dumps(q)})")
     return results
+
+
+def refresh_manifest():
+    """Every script that rewrites a file in weights/ refreshes weights/manifest.json (sha256, size)."""
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "weights", "update_manifest.py")], check=True)
