@@ -49,6 +49,13 @@ WEIGHTS_OVERRIDE = {
     "vit_h_14": "IMAGENET1K_SWAG_LINEAR_V1",  # DEFAULT is SWAG_E2E at 518 px (image_size=518 model)
 }
 
+# Families whose forward derives a tensor from parameters on every call (the relative-position bias
+# gathered from its table in Swin and MaxViT; Swin V2's continuous-position MLP applied to a constant
+# coordinate table). Constant folding would store the derived tensor (e.g. [heads, 49, 49] per block)
+# instead of the parameters it comes from, so the graph's initializers no longer are the model's
+# parameters. These are exported without constant folding by default (--constant-folding auto).
+NO_FOLD_FAMILIES = {"swin", "swin_v2", "maxvit"}
+
 FAMILY_RE = [
     (r"^resnext", "resnext"), (r"^wide_resnet", "wide_resnet"), (r"^resnet", "resnet"),
     (r"^vgg", "vgg"), (r"^densenet", "densenet"), (r"^mobilenet_v2", "mobilenet_v2"),
@@ -110,13 +117,16 @@ def unused_in_eval_params(model: torch.nn.Module, x: torch.Tensor) -> dict:
     return unused
 
 
-def export_one(name: str, opset: int, fold_bn: bool, do_count: bool, out_dir: str) -> dict:
+def export_one(name: str, opset: int, fold_bn: bool, do_count: bool, out_dir: str,
+               constant_folding: str = "auto") -> dict:
     w, size = reference_weights(name)
+    folding = constant_folding == "on" or (constant_folding == "auto" and family_of(name) not in NO_FOLD_FAMILIES)
     rec = {
         "model": name, "family": family_of(name), "variant": name, "opset": opset,
         "input_shape": ["batch", 3, size, size], "input_size": size, "weights_entry": w.name,
         "torchvision_num_params": int(w.meta["num_params"]), "bn_folded": fold_bn,
         "torchvision_version": torchvision.__version__, "torch_version": torch.__version__,
+        "constant_folding": folding,
     }
     t0 = time.time()
     torch.manual_seed(0)
@@ -124,9 +134,11 @@ def export_one(name: str, opset: int, fold_bn: bool, do_count: bool, out_dir: st
     randomize_(model)
     rec["constructed_num_params"] = torch_count.num_params(model)
     x = torch.zeros(1, 3, size, size)
-    rec["unused_in_eval_params"] = unused_in_eval_params(model, x)
+    # Only these builders make modules that eval never runs (auxiliary classifiers).
+    rec["unused_in_eval_params"] = unused_in_eval_params(model, x) if rec["family"] in ("inception", "googlenet") else {}
     if do_count:
-        c = torch_count.count(model, x)
+        # nn.MultiheadAttention (ViT) needs autograd on to take its decomposed path; the rest run faster without.
+        c = torch_count.count(model, x, grad=any(isinstance(m, torch.nn.MultiheadAttention) for m in model.modules()))
         rec["torch_macs"] = c["macs"]
         rec["torch_activations"] = c["activations"]
     training = torch.onnx.TrainingMode.EVAL if fold_bn else torch.onnx.TrainingMode.PRESERVE
@@ -139,7 +151,7 @@ def export_one(name: str, opset: int, fold_bn: bool, do_count: bool, out_dir: st
                 model, (x,), tmp_path, opset_version=opset, training=training,
                 input_names=["input"], output_names=["logits"],
                 dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
-                do_constant_folding=True)
+                do_constant_folding=folding)
         del model
         gc.collect()
         proto = onnx.load(tmp_path, load_external_data=False)
@@ -168,6 +180,8 @@ def main() -> int:
     ap.add_argument("--skip", default="", help="comma-separated model names to leave out")
     ap.add_argument("--resume", action="store_true", help="leave out models already in the manifest")
     ap.add_argument("--fold-bn", action="store_true", help="export in EVAL mode (Conv+BN folded)")
+    ap.add_argument("--constant-folding", choices=["auto", "on", "off"], default="auto",
+                    help="auto: off for Swin/MaxViT (see NO_FOLD_FAMILIES), on otherwise")
     ap.add_argument("--no-count", action="store_true", help="skip the torch-side MAC count")
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args()
@@ -200,7 +214,7 @@ def main() -> int:
     for name in names:
         print(f"[export] {name} (opset {args.opset})", flush=True)
         try:
-            rec = export_one(name, args.opset, args.fold_bn, not args.no_count, args.out)
+            rec = export_one(name, args.opset, args.fold_bn, not args.no_count, args.out, args.constant_folding)
             manifest["models"][name] = rec
             manifest["failed"].pop(name, None)
             print(f"   ok: {rec['nodes']} nodes, {rec['onnx_bytes']} bytes, {rec['export_seconds']} s", flush=True)
