@@ -14,6 +14,15 @@ if(EMSCRIPTEN)
   # would try first for the .wasm: turn it off.
   find_program(PERFCARD_NODE NAMES node nodejs NO_CMAKE_FIND_ROOT_PATH REQUIRED)
   set(CMAKE_CROSSCOMPILING_EMULATOR "${PERFCARD_NODE};--no-experimental-fetch")
+  # Debian's emcc runs JS tools under node at link time and finds their modules through NODE_PATH: link
+  # rules set it, so a plain `cmake --build build/wasm` works without it in the environment.
+  set(PERFCARD_NODE_PATH "$ENV{NODE_PATH}")
+  if(NOT PERFCARD_NODE_PATH AND EXISTS /usr/share/nodejs)
+    set(PERFCARD_NODE_PATH /usr/share/nodejs)
+  endif()
+  if(PERFCARD_NODE_PATH)
+    set_property(GLOBAL PROPERTY RULE_LAUNCH_LINK "${CMAKE_COMMAND} -E env NODE_PATH=${PERFCARD_NODE_PATH}")
+  endif()
   # Executables (tests, tools) are CommonJS scripts; the repository's package.json may say "type":
   # "module", so the build tree says otherwise. wasm/ puts {"type": "module"} in dist/ for the ES-module API.
   file(CONFIGURE OUTPUT "${CMAKE_BINARY_DIR}/package.json" CONTENT "{\"type\": \"commonjs\"}\n")
