@@ -10,6 +10,150 @@ export interface AnalyzeOptions {
   perNode?: boolean;
 }
 
+export type Precision = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8' | 'int8';
+
+/** The options of `perfcard predict`, by JS name. */
+export interface PredictOptions {
+  /** Device ids, or 'all' (every GPU, the default), 'cpus', 'every'; a comma-separated string also works. */
+  devices?: string[] | string;
+  /** Batch sizes bound to the model's batch dim (default [1]). */
+  batch?: number[] | number | string;
+  /** Default: fp16 on GPUs, fp32 on CPUs; a device lacking it falls back (and says so). */
+  precision?: Precision;
+  mode?: 'inference' | 'training';
+  /** Other symbolic dims, e.g. {sequence: 128}. */
+  dims?: Record<string, number | bigint | string>;
+  /** Carbon region code (see devices().regions). */
+  region?: string;
+  /** Grid intensity in gCO2/kWh; overrides region. */
+  gridGPerKwh?: number;
+  pue?: number;
+  /** MIG profiles slower than this do not qualify. */
+  latencyTargetMs?: number;
+  /** GPU runtime (default 'pytorch-eager'). */
+  runtime?: string;
+  /** CPU runtime (default 'onnxruntime'). */
+  cpuRuntime?: string;
+  /** Include per-kernel times (kernels[]) in each prediction. */
+  kernels?: boolean;
+}
+
+export interface MigProfilePrediction {
+  name: string;
+  memory_gb: number;
+  fits: boolean;
+  meets_target: boolean;
+  latency_ms: number;
+  throughput_per_s: number;
+  instances: number;
+  total_throughput_per_s: number;
+}
+
+export interface KernelPrediction {
+  name: string;
+  op_type: string;
+  time_ms: number;
+  compute_ms: number;
+  memory_ms: number;
+  flops: number;
+  bytes: number;
+}
+
+export interface DevicePrediction {
+  device: string;
+  device_name: string;
+  batch: number;
+  precision: Precision;
+  precision_requested: Precision;
+  runtime: string;
+  latency_ms: number;
+  throughput_per_s: number;
+  /** Relative (0.2 = +-20%); 0 = no held-out evaluation for this device family. */
+  uncertainty: number;
+  peak_memory_mb: number;
+  memory_mb: Record<'weights' | 'activations' | 'workspace' | 'context' | 'gradients' | 'optimizer' | 'saved_activations', number>;
+  device_memory_gb: number;
+  fits: boolean;
+  power_w: number | null;
+  energy_j_per_sample: number | null;
+  carbon_g_per_1000: number | null;
+  mig: { recommended: string | null; profiles: MigProfilePrediction[] } | null;
+  predictor: { name: string; version: string };
+  kernels?: KernelPrediction[];
+  warnings: string[];
+  [key: string]: unknown;
+}
+
+/** The document of `perfcard predict --json` (docs/predict-json.md). */
+export interface Prediction {
+  schema_version: number;
+  batch_symbol: string | null;
+  carbon: { region: string; grid_g_per_kwh: number; pue: number };
+  predictions: DevicePrediction[];
+  warnings: string[];
+  [key: string]: unknown;
+}
+
+export interface DeviceInfo {
+  id: string;
+  name: string;
+  kind: 'gpu' | 'cpu';
+  vendor: string;
+  arch: string;
+  /** Predictor family ("hopper", "ampere", ...): the key into predictor.accuracy. */
+  family: string | null;
+  memory_gb: number | null;
+  memory_bandwidth_gbs: number | null;
+  /** Dense TFLOP/s by precision; an absent precision is unsupported. */
+  peak_tflops: Partial<Record<Precision, number>>;
+  sm_count: number | null;
+  l2_mb: number | null;
+  tdp_w: number | null;
+  idle_w: number | null;
+  cores: number | null;
+  peak_fp32_gflops: number | null;
+  mig: {
+    compute_slices_total: number;
+    memory_slices_total: number;
+    profiles: Array<{ name: string; memory_gb: number; compute_slices: number; memory_slices: number; max_instances: number }>;
+    source: string;
+  } | null;
+  [key: string]: unknown;
+}
+
+/** The embedded catalog, carbon table, runtimes and predictor. */
+export interface Catalog {
+  devices: DeviceInfo[];
+  regions: Array<{ code: string; name: string; g_per_kwh: number; year: number; source: string }>;
+  default_region: string;
+  default_pue: number;
+  pue_source: string;
+  runtimes: Array<{ name: string; kind: 'gpu' | 'cpu' }>;
+  predictor: {
+    name: string;
+    version: string;
+    provenance: string;
+    /** Held-out MAPE by device family. */
+    accuracy: Record<string, { mape: number; rows: number; source: string }>;
+  };
+  version: string;
+}
+
+export interface OpenOptions {
+  /** Called while a Blob is copied into wasm memory. */
+  onProgress?: (loaded: number, total: number) => void;
+}
+
+/** A model parsed once; analyze() and predict() reuse its graph IR. */
+export interface OpenModel {
+  readonly fileBytes: number;
+  readonly closed: boolean;
+  analyze(options?: AnalyzeOptions): Analysis;
+  predict(options?: PredictOptions): Prediction;
+  /** Frees the model's wasm memory; idempotent. */
+  close(): void;
+}
+
 export interface InitOptions {
   /** Where the .wasm is; default: perfcard_wasm.wasm next to perfcard.js (resolved against import.meta.url).
    *  Fetched in browsers and workers, read from disk for file: URLs in node; compiled once per URL. */
@@ -103,12 +247,23 @@ export class PerfCardError extends Error {
 export interface PerfCard {
   readonly version: string;
   readonly schemaVersion: number;
+  /** Size of the instance's wasm memory: it grows with the largest model analyzed and never shrinks. */
+  readonly memoryBytes: number;
   /** Bytes of the wasm heap in use (a diagnostic: calls leave nothing behind). */
   readonly heapInUse: number;
   /** True after the module trapped; create a new instance. */
   readonly broken: boolean;
+  /** schema_version of the documents predict() returns. */
+  readonly predictSchemaVersion: number;
+  /** Models opened and not closed. */
+  readonly openModels: number;
   analyze(input: ModelInput, options?: AnalyzeOptions): Promise<Analysis>;
   analyzeSync(input: Uint8Array | ArrayBuffer | SharedArrayBuffer | ArrayBufferView, options?: AnalyzeOptions): Analysis;
+  predict(input: ModelInput, options?: PredictOptions): Promise<Prediction>;
+  predictSync(input: Uint8Array | ArrayBuffer | SharedArrayBuffer | ArrayBufferView, options?: PredictOptions): Prediction;
+  devices(): Catalog;
+  openModel(input: ModelInput, options?: OpenOptions): Promise<OpenModel>;
+  openModelSync(input: Uint8Array | ArrayBuffer | SharedArrayBuffer | ArrayBufferView): OpenModel;
 }
 
 /** Creates an independent instance (its own wasm memory). */
@@ -117,5 +272,16 @@ export function createPerfCard(options?: InitOptions): Promise<PerfCard>;
 /** Loads the shared instance that analyze() uses; optional. */
 export function init(options?: InitOptions): Promise<PerfCard>;
 
-/** Analyzes an ONNX model with the shared instance. */
+/** Analyzes an ONNX model with the shared instance (replaced by a fresh one after a model over 256 MiB,
+ *  since wasm memory cannot shrink). A single model can be at most 2 GiB. */
 export function analyze(input: ModelInput, options?: AnalyzeOptions): Promise<Analysis>;
+
+/** Predicts with the shared instance: the document of `perfcard predict --json` (the instance is replaced
+ *  like analyze()'s after a model over 256 MiB). */
+export function predict(input: ModelInput, options?: PredictOptions): Promise<Prediction>;
+
+/** The embedded device catalog, carbon regions and predictor. */
+export function devices(): Promise<Catalog>;
+
+/** Parses a model once with the shared instance. */
+export function openModel(input: ModelInput, options?: OpenOptions): Promise<OpenModel>;

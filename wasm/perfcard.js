@@ -1,11 +1,17 @@
 // PerfCard's JS API: the C++ core compiled to WebAssembly, as an ES module.
 //
-//   import { analyze } from './perfcard.js';
+//   import { analyze, predict, devices, openModel } from './perfcard.js';
 //   const report = await analyze(bytes, { dims: { batch: 8 }, perNode: false });
+//   const card = await predict(bytes, { devices: ['h100-sxm5-80gb', 'l4'], batch: [1, 8] });
+//   const catalog = await devices();
+//   const model = await openModel(bytes);          // parsed once ...
+//   model.predict({ devices: 'all', batch: [1, 2, 4, 8] });  // ... predicted many times, synchronously
+//   model.close();
 //
-// `report` is a plain object with the same content as `perfcard analyze MODEL --json`. A problem with the
-// model or the options rejects with a PerfCardError (a JS Error) whose message is the core's message, as
-// the CLI prints it after "perfcard: error: ".
+// `report` and `card` are plain objects with the same content as `perfcard analyze MODEL --json` and
+// `perfcard predict MODEL --json` (docs/analyze-json.md, docs/predict-json.md). A problem with the model
+// or the options rejects with a PerfCardError (a JS Error) whose message is the core's message, as the
+// CLI prints it after "perfcard: error: ".
 //
 // Runs in browsers, workers and node (>= 18). The .wasm sits next to this file: browsers and workers
 // fetch it relative to import.meta.url, node reads it from disk. It is compiled once per URL and
@@ -116,11 +122,89 @@ function inputTypeError() {
   return new TypeError('perfcard: the model must be a Uint8Array, an ArrayBuffer, a typed array view or a Blob');
 }
 
+// Copies input (bytes or a Blob, streamed chunk by chunk with progress) into a fresh wasm buffer.
+// Resolves to [ptr, size]; the caller frees ptr.
+async function copyIn(card, input, onProgress) {
+  if (!isBlob(input)) {
+    const bytes = asBytes(input);
+    if (bytes === null) throw inputTypeError();
+    const ptr = card._alloc(bytes.length);
+    card._heap().set(bytes, ptr);
+    onProgress?.(bytes.length, bytes.length);
+    return [ptr, bytes.length];
+  }
+  const size = input.size;
+  const ptr = card._alloc(size);
+  let offset = 0;
+  try {
+    onProgress?.(0, size);
+    const reader = input.stream().getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const n = Math.min(value.length, size - offset);
+      card._heap().set(n === value.length ? value : value.subarray(0, n), ptr + offset);  // no malloc in between
+      offset += n;
+      onProgress?.(offset, size);
+    }
+  } catch (e) {
+    card._free(ptr);
+    throw e;
+  }
+  return [ptr, offset];
+}
+
+// A model parsed once inside one PerfCard instance: analyze() and predict() reuse its graph IR, so a
+// setting change costs only shape inference and prediction, never a copy or a parse of the bytes.
+class OpenModel {
+  #card;
+  #handle;
+  #size;
+
+  constructor(card, handle, size) {
+    this.#card = card;
+    this.#handle = handle;
+    this.#size = size;
+  }
+
+  /** Size of the model file in bytes. */
+  get fileBytes() {
+    return this.#size;
+  }
+
+  get closed() {
+    return this.#handle === 0;
+  }
+
+  #check() {
+    if (this.#handle === 0) throw new Error('perfcard: this model was closed');
+  }
+
+  /** Same document as `perfcard analyze --json` (synchronous). */
+  analyze(options) {
+    this.#check();
+    return this.#card._call('modelAnalyze', this.#handle, optionsJson(options));
+  }
+
+  /** Same document as `perfcard predict --json` (synchronous). */
+  predict(options) {
+    this.#check();
+    return this.#card._call('modelPredict', this.#handle, optionsJson(options));
+  }
+
+  /** Frees the graph IR in wasm memory. Idempotent. */
+  close() {
+    if (this.#handle !== 0 && !this.#card.broken) this.#card._closeModel(this.#handle);
+    this.#handle = 0;
+  }
+}
+
 // One instance of the wasm module. Its methods do no I/O of their own; the model bytes are copied into
 // wasm memory once and freed after the call.
 class PerfCard {
   #mod;
   #broken = false;
+  #devices = null;
 
   constructor(mod) {
     this.#mod = mod;
@@ -136,9 +220,24 @@ class PerfCard {
     return this.#mod.schemaVersion();
   }
 
+  /** schema_version of the documents predict() returns. */
+  get predictSchemaVersion() {
+    return this.#mod.predictSchemaVersion();
+  }
+
   /** Bytes of the wasm heap in use (allocated and not freed): a diagnostic. */
   get heapInUse() {
     return this.#mod.heapInUse();
+  }
+
+  /** Models opened with openModel() and not closed yet. */
+  get openModels() {
+    return this.#mod.openModelCount();
+  }
+
+  /** Bytes of wasm linear memory (it grows, never shrinks). */
+  get memoryBytes() {
+    return this.#mod.HEAPU8.length;
   }
 
   /** True after the module trapped (out of memory, a bug): create a new instance. */
@@ -146,7 +245,7 @@ class PerfCard {
     return this.#broken;
   }
 
-  #alloc(size) {
+  _alloc(size) {
     if (this.#broken) throw new Error('perfcard: this instance failed earlier and cannot be used again');
     const ptr = this.#mod._malloc(Math.max(size, 1)) >>> 0;
     if (ptr === 0) {
@@ -155,53 +254,120 @@ class PerfCard {
     return ptr;
   }
 
-  #run(ptr, size, opts) {
+  _free(ptr) {
+    if (!this.#broken) this.#mod._free(ptr);
+  }
+
+  _heap() {
+    return this.#mod.HEAPU8;  // after malloc: growing memory replaces the view
+  }
+
+  // Calls a binding that returns {ok, json} | {ok: false, ...}; a trap marks the instance broken.
+  _raw(name, ...args) {
+    if (this.#broken) throw new Error('perfcard: this instance failed earlier and cannot be used again');
     let result;
     try {
-      result = this.#mod.analyzeBuffer(ptr, size, opts);
+      result = this.#mod[name](...args);
     } catch (e) {
-      // Only a trap gets here (bindings.cpp catches every C++ exception): the instance is unusable.
-      this.#broken = true;
+      this.#broken = true;  // only a trap gets here: bindings.cpp catches every C++ exception
       throw e;
-    } finally {
-      if (!this.#broken) this.#mod._free(ptr);
     }
     if (!result.ok) throw new PerfCardError(result);
-    return JSON.parse(result.json);
+    return result;
+  }
+
+  _call(name, ...args) {
+    return JSON.parse(this._raw(name, ...args).json);
+  }
+
+  _closeModel(handle) {
+    this.#mod.closeModel(handle);
+  }
+
+  // Runs a binding on bytes already in wasm memory and frees them.
+  #onBuffer(name, ptr, size, opts) {
+    try {
+      return this._call(name, ptr, size, opts);
+    } finally {
+      this._free(ptr);
+    }
+  }
+
+  #sync(name, input, options) {
+    const bytes = asBytes(input);
+    if (bytes === null) throw inputTypeError();
+    const opts = optionsJson(options);
+    const ptr = this._alloc(bytes.length);
+    this._heap().set(bytes, ptr);
+    return this.#onBuffer(name, ptr, bytes.length, opts);
+  }
+
+  async #async(name, input, options) {
+    if (!isBlob(input)) return this.#sync(name, input, options);
+    const opts = optionsJson(options);
+    const [ptr, size] = await copyIn(this, input);
+    return this.#onBuffer(name, ptr, size, opts);
   }
 
   /** Analyzes model bytes synchronously. */
   analyzeSync(input, options) {
-    const bytes = asBytes(input);
-    if (bytes === null) throw inputTypeError();
-    const opts = optionsJson(options);
-    const ptr = this.#alloc(bytes.length);
-    this.#mod.HEAPU8.set(bytes, ptr);  // HEAPU8 after malloc: growing memory replaces the view
-    return this.#run(ptr, bytes.length, opts);
+    return this.#sync('analyzeBuffer', input, options);
   }
 
   /** Analyzes model bytes or a Blob/File (streamed into wasm memory without a second full copy). */
   async analyze(input, options) {
-    if (!isBlob(input)) return this.analyzeSync(input, options);
-    const opts = optionsJson(options);
-    const size = input.size;
-    const ptr = this.#alloc(size);
-    let offset = 0;
-    try {
-      const reader = input.stream().getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        const n = Math.min(value.length, size - offset);
-        this.#mod.HEAPU8.set(n === value.length ? value : value.subarray(0, n), ptr + offset);
-        offset += n;
-      }
-    } catch (e) {
-      this.#mod._free(ptr);
-      throw e;
-    }
-    return this.#run(ptr, offset, opts);
+    return this.#async('analyzeBuffer', input, options);
   }
+
+  /** Predicts synchronously: the document of `perfcard predict --json`. */
+  predictSync(input, options) {
+    return this.#sync('predictBuffer', input, options);
+  }
+
+  /** Predicts from model bytes or a Blob/File. */
+  async predict(input, options) {
+    return this.#async('predictBuffer', input, options);
+  }
+
+  /** The embedded device catalog, carbon regions, runtimes and predictor (parsed once). */
+  devices() {
+    if (this.#devices === null) this.#devices = this._call('devicesJson');
+    return structuredCloneSafe(this.#devices);
+  }
+
+  /**
+   * Parses a model once and keeps it in wasm memory: returns an OpenModel whose analyze()/predict() are
+   * synchronous. opts.onProgress(loaded, total) reports the copy of a Blob into wasm memory.
+   */
+  async openModel(input, opts = {}) {
+    const [ptr, size] = await copyIn(this, input, opts.onProgress);
+    let result;
+    try {
+      result = this._raw('openModel', ptr, size);
+    } finally {
+      this._free(ptr);  // the IR owns what it needs: the bytes go now
+    }
+    return new OpenModel(this, result.handle, size);
+  }
+
+  /** openModel() for bytes already in memory, synchronously. */
+  openModelSync(input) {
+    const bytes = asBytes(input);
+    if (bytes === null) throw inputTypeError();
+    const ptr = this._alloc(bytes.length);
+    this._heap().set(bytes, ptr);
+    let result;
+    try {
+      result = this._raw('openModel', ptr, bytes.length);
+    } finally {
+      this._free(ptr);
+    }
+    return new OpenModel(this, result.handle, bytes.length);
+  }
+}
+
+function structuredCloneSafe(value) {
+  return typeof structuredClone === 'function' ? structuredClone(value) : JSON.parse(JSON.stringify(value));
 }
 
 /**
@@ -214,6 +380,20 @@ export async function createPerfCard(opts = {}) {
 }
 
 let shared = null;
+
+// Wasm memory never shrinks: once a call has grown the shared instance past this, the next call gets a
+// fresh instance (cheap: the compiled module is cached) and the old one goes when nothing holds it.
+const RECYCLE_BYTES = 256 * 1024 * 1024;
+
+async function onShared(method, input, options) {
+  const card = await init();
+  const mine = shared;
+  try {
+    return await card[method](input, options);
+  } finally {
+    if (shared === mine && !card.broken && card.memoryBytes > RECYCLE_BYTES) shared = null;
+  }
+}
 
 /** Loads the shared instance that analyze() uses (optional: analyze() loads it on first use). */
 export async function init(opts) {
@@ -235,6 +415,27 @@ export async function init(opts) {
  * Resolves to the analysis (same content as `perfcard analyze --json`); rejects with a PerfCardError.
  */
 export async function analyze(input, options) {
+  return onShared('analyze', input, options);
+}
+
+/**
+ * Predicts latency, throughput, memory, energy, carbon and MIG for each device and batch.
+ * options: {devices?: string[] | 'all' | 'cpus' | 'every', batch?: number[] | number, precision?, mode?,
+ *           dims?, region?, gridGPerKwh?, pue?, latencyTargetMs?, runtime?, cpuRuntime?, kernels?}.
+ * Resolves to the same content as `perfcard predict --json`; rejects with a PerfCardError.
+ */
+export async function predict(input, options) {
+  return onShared('predict', input, options);
+}
+
+/** The embedded device catalog (ids, names, memory, peaks, MIG profiles), carbon regions and predictor. */
+export async function devices() {
   const card = await init();
-  return card.analyze(input, options);
+  return card.devices();
+}
+
+/** Parses a model once with the shared instance; see PerfCard.openModel. */
+export async function openModel(input, opts) {
+  const card = await init();
+  return card.openModel(input, opts);
 }
