@@ -1,0 +1,680 @@
+// The PerfCard page: settings, the device table, charts, MIG view, export. All model work happens in
+// worker.js (the wasm core in a Web Worker); this file only talks to it and draws.
+import * as F from './format.js';
+import { PALETTE, barChart, lineChart, migStrip, roofline } from './charts.js';
+import { SWEEP, parseFragment, predictOptions, toFragment } from './state.js';
+
+const $ = (sel) => document.querySelector(sel);
+
+function h(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) e.append(c);
+  return e;
+}
+
+// ---- the worker -------------------------------------------------------------------------------------
+
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+let nextId = 1;
+const pending = new Map();
+
+function call(type, payload = {}, onProgress = null, transfer = []) {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject, onProgress });
+    worker.postMessage({ id, type, ...payload }, transfer);
+  });
+}
+
+worker.onmessage = ({ data }) => {
+  const p = pending.get(data.id);
+  if (!p) return;
+  if (data.type === 'progress') { p.onProgress?.(data); return; }
+  pending.delete(data.id);
+  if (data.type === 'done') p.resolve(data.result);
+  else {
+    const e = new Error(data.error.message);
+    Object.assign(e, data.error);
+    p.reject(e);
+  }
+};
+worker.onerror = (ev) => {
+  ev.preventDefault?.();
+  const e = new Error(`the predictor failed to start: ${ev.message || 'worker error'}`);
+  for (const p of pending.values()) p.reject(e);
+  pending.clear();
+  showError(e.message);
+  setStatus('error', e.message);
+};
+
+// ---- state ------------------------------------------------------------------------------------------
+
+let settings = parseFragment(location.hash);
+let catalog = null;       // devices(): devices, regions, runtimes, predictor
+let examples = [];        // examples/index.json
+let model = null;         // {name, label, fileBytes, analysis, batchSymbol, example}
+let result = null;        // {table, sweep, options}
+let busy = false;
+let queued = false;
+
+const perf = (window.__perfcard = { timings: [], ready: false });  // read by the tests and the benchmark
+
+function gpuIds() {
+  return catalog.devices.filter((d) => d.kind === 'gpu').map((d) => d.id);
+}
+
+function selectedIds() {
+  if (!settings.devices) return gpuIds();
+  const known = new Set(catalog.devices.map((d) => d.id));
+  return settings.devices.filter((id) => known.has(id));
+}
+
+function device(id) {
+  return catalog.devices.find((d) => d.id === id);
+}
+
+function setStatus(state, message) {
+  const s = $('#status');
+  s.dataset.state = state;
+  s.textContent = message;
+}
+
+function showError(message) {
+  const e = $('#error');
+  e.textContent = message;
+  e.hidden = !message;
+}
+
+function syncFragment() {
+  const f = toFragment(settings);
+  if (f !== location.hash && !(f === '' && location.hash === '')) {
+    history.replaceState(null, '', f || location.pathname + location.search);
+  }
+}
+
+// ---- model loading ----------------------------------------------------------------------------------
+
+function showProgress(p) {
+  const box = $('#progress');
+  const bar = $('#progress-bar');
+  const txt = $('#progress-text');
+  if (!p) { box.hidden = true; return; }
+  box.hidden = false;
+  const words = { download: 'Downloading', copy: 'Reading into WebAssembly memory', parse: 'Parsing and analyzing' };
+  if (p.total > 0 && p.phase !== 'parse') {
+    bar.max = p.total;
+    bar.value = p.loaded;
+    txt.textContent = `${words[p.phase]}: ${F.bytes(p.loaded)} of ${F.bytes(p.total)}`;
+  } else {
+    bar.removeAttribute('value');
+    txt.textContent = `${words[p.phase] ?? 'Working'}…`;
+  }
+}
+
+async function openModel(source) {
+  showError('');
+  setStatus('busy', `Opening ${source.label}…`);
+  showProgress({ phase: 'copy', loaded: 0, total: source.file?.size ?? 0 });
+  const t0 = performance.now();
+  let summary;
+  try {
+    summary = await call('open', source.file ? { file: source.file, name: source.label } : { url: source.url, name: source.label }, showProgress);
+  } catch (e) {
+    showProgress(null);
+    showError(`Could not open ${source.label}: ${e.message}`);
+    setStatus(result ? 'ready' : 'error', result ? `Still showing ${model.label}.` : 'No model open.');
+    return false;
+  }
+  showProgress(null);
+  model = { ...summary, label: source.label, example: source.example ?? null, openMs: performance.now() - t0 };
+  settings.example = source.example ?? null;
+  // Symbolic dims other than the batch become fields; an example brings its own defaults.
+  const ex = examples.find((x) => x.name === source.example);
+  const prior = source.keepDims ? settings.dims : {};
+  const dims = {};
+  for (const s of summary.analysis.symbols) {
+    if (s.name === summary.batchSymbol) continue;
+    dims[s.name] = prior[s.name] ?? ex?.dims?.[s.name] ?? (/seq|len|token/i.test(s.name) ? 128 : 1);
+  }
+  settings.dims = dims;
+  renderModelInfo();
+  renderDimFields();
+  await predict();
+  perf.timings.push({ model: model.label, open: summary.ms, firstPrediction: performance.now() - t0 });
+  return true;
+}
+
+function openExample(name, keepDims = false) {
+  const ex = examples.find((x) => x.name === name);
+  if (!ex) { showError(`There is no example named '${name}'.`); return Promise.resolve(false); }
+  return openModel({ url: new URL(`examples/${ex.file}`, location.href).href, label: ex.file, example: ex.name, keepDims });
+}
+
+function renderModelInfo() {
+  const a = model.analysis;
+  const t = a.totals;
+  const inputs = a.model.inputs.map((i) => `${i.name} ${i.dtype}[${(i.dims ?? []).map((d) => d ?? '?').join(', ')}]`).join('; ');
+  const box = $('#model-info');
+  box.hidden = false;
+  box.replaceChildren(
+    h('p', { class: 'model-name' }, h('strong', { text: model.label }), ` · ${F.bytes(model.fileBytes)} · opset ${a.model.opsets[''] ?? a.model.opsets['ai.onnx'] ?? '?'} · ${a.model.producer || 'unknown producer'}`),
+    h('dl', { class: 'stats' },
+      h('div', {}, h('dt', { text: 'Parameters' }), h('dd', { text: F.count(t.params) })),
+      h('div', {}, h('dt', { text: 'Weights' }), h('dd', { text: F.bytes(t.weight_bytes) + (t.external_weight_bytes ? ' (external)' : '') })),
+      h('div', {}, h('dt', { text: 'FLOPs (dims = 1)' }), h('dd', { text: F.count(t.flops) })),
+      h('div', {}, h('dt', { text: 'Nodes' }), h('dd', { text: String(t.nodes) })),
+      h('div', {}, h('dt', { text: 'Batch dim' }), h('dd', { text: model.batchSymbol ?? 'fixed in the graph' }))),
+    h('p', { class: 'inputs' }, h('span', { class: 'muted', text: 'Inputs: ' }), inputs));
+  document.title = `${model.label} · PerfCard`;
+}
+
+function renderDimFields() {
+  const box = $('#dims');
+  box.replaceChildren(...Object.entries(settings.dims).map(([name, v]) => h('label', {},
+    `${name} `,
+    h('input', { type: 'number', min: 1, step: 1, value: v, 'data-dim': name, inputmode: 'numeric', name: `dim.${name}` }))));
+  $('#batch').disabled = model && !model.batchSymbol;
+  $('#batch').title = model && !model.batchSymbol ? 'This model has a fixed batch' : '';
+}
+
+// ---- prediction -------------------------------------------------------------------------------------
+
+async function predict() {
+  if (!model) return;
+  if (busy) { queued = true; return; }
+  busy = true;
+  queued = false;
+  const ids = selectedIds();
+  syncFragment();
+  if (!ids.length) {
+    busy = false;
+    result = null;
+    renderAll();
+    setStatus('ready', 'No device chosen: pick some under Devices.');
+    return;
+  }
+  const table = predictOptions(settings, ids);
+  const sweep = model.batchSymbol ? { ...table, batch: SWEEP } : null;
+  setStatus('busy', 'Predicting…');
+  const t0 = performance.now();
+  try {
+    const r = await call('predict', { table, sweep });
+    result = { ...r, options: table, roundTrip: performance.now() - t0 };
+    showError('');
+    renderAll();
+    const n = r.table.predictions.length;
+    setStatus('ready', `${n} device${n === 1 ? '' : 's'} at batch ${r.table.predictions[0]?.batch ?? settings.batch}` +
+      ` · predicted in ${F.sig(r.ms.table, 2)} ms` + (sweep ? ` (+ ${SWEEP.length} batch sizes in ${F.sig(r.ms.sweep, 2)} ms)` : ''));
+    perf.ready = true;
+    perf.last = { table: r.ms.table, sweep: r.ms.sweep, roundTrip: result.roundTrip, memoryBytes: r.memoryBytes };
+  } catch (e) {
+    showError(e.message);
+    setStatus('error', 'The last settings could not be predicted; fix them to continue.');
+  } finally {
+    busy = false;
+    if (queued) predict();
+  }
+}
+
+let timer = 0;
+function predictSoon() {
+  clearTimeout(timer);
+  timer = setTimeout(predict, 120);
+}
+
+// ---- rendering --------------------------------------------------------------------------------------
+
+function colorOf(id) {
+  const ids = selectedIds();
+  return PALETTE[Math.max(0, ids.indexOf(id)) % PALETTE.length];
+}
+
+function sortedRows() {
+  const rows = [...result.table.predictions];
+  const col = F.COLUMNS.find((c) => c.key === settings.sort) ?? F.COLUMNS[3];
+  const dir = settings.dir === 'desc' ? -1 : 1;
+  rows.sort((a, b) => {
+    const x = col.get(a);
+    const y = col.get(b);
+    if (x === y) return 0;
+    if (x === null || x === undefined) return 1;
+    if (y === null || y === undefined) return -1;
+    return (x < y ? -1 : 1) * dir;
+  });
+  return rows;
+}
+
+function renderTable() {
+  const thead = $('#table thead');
+  const tbody = $('#table tbody');
+  const cols = F.COLUMNS.filter((c) => c.key !== 'batch' && c.key !== 'uncertainty');
+  thead.replaceChildren(h('tr', {}, cols.map((c) => {
+    const active = settings.sort === c.key;
+    return h('th', { scope: 'col', 'aria-sort': active ? (settings.dir === 'asc' ? 'ascending' : 'descending') : 'none', 'data-key': c.key },
+      h('button', { type: 'button', class: 'sort', 'data-sort': c.key, title: `Sort by ${c.label}` },
+        c.label, c.unit ? h('span', { class: 'unit', text: ` ${c.unit}` }) : null,
+        h('span', { class: 'arrow', 'aria-hidden': 'true', text: active ? (settings.dir === 'asc' ? ' ▲' : ' ▼') : '' })));
+  })));
+  if (!result) { tbody.replaceChildren(); return; }
+  tbody.replaceChildren(...sortedRows().map((r) => {
+    const cap = r.device_memory_gb * 1e9 / 2 ** 20;
+    const frac = cap > 0 ? Math.min(1, r.peak_memory_mb / cap) : 0;
+    const bar = h('span', { class: `membar ${r.fits ? '' : 'over'}`, 'aria-hidden': 'true' }, h('span', { class: 'fill' }));
+    bar.firstChild.style.width = `${(frac * 100).toFixed(1)}%`;
+    const cell = (key, value, ...content) => h('td', { 'data-key': key, 'data-value': value === null ? 'null' : String(value) }, ...content);
+    const warn = r.warnings.length ? h('span', { class: 'warn-dot', title: r.warnings.join('\n'), 'aria-label': `${r.warnings.length} note(s)` , text: ' ⚑' }) : null;
+    return h('tr', { 'data-device': r.device, 'data-batch': r.batch, class: r.fits ? '' : 'nofit' },
+      h('th', { scope: 'row', 'data-key': 'device', 'data-value': r.device },
+        h('span', { class: 'swatch', 'aria-hidden': 'true', 'data-color': colorOf(r.device) }), r.device_name, warn,
+        h('small', { class: 'id', text: r.device })),
+      cell('precision', r.precision, r.precision + (r.precision !== r.precision_requested ? '*' : '')),
+      cell('latency_ms', r.latency_ms, F.ms(r.latency_ms), h('small', { class: 'unc', title: r.uncertainty ? 'held-out error of the predictor for this device family' : 'no held-out measurements for this device family yet', text: ` ${r.uncertainty ? F.pct(r.uncertainty) : '±?'}` })),
+      cell('throughput_per_s', r.throughput_per_s, F.rate(r.throughput_per_s)),
+      cell('peak_memory_mb', r.peak_memory_mb, h('span', { class: 'memtext', text: F.mib(r.peak_memory_mb) + (cap > 0 ? ` / ${F.sig(r.device_memory_gb)} GB` : '') }), cap > 0 ? bar : null),
+      cell('fits', r.fits, h('span', { class: r.fits ? 'yes' : 'no', text: r.fits ? 'yes' : 'no' })),
+      cell('energy_j_per_sample', r.energy_j_per_sample, r.energy_j_per_sample === null ? '–' : `${F.sig(r.energy_j_per_sample)} J`),
+      cell('carbon_g_per_1000', r.carbon_g_per_1000, r.carbon_g_per_1000 === null ? '–' : `${F.sig(r.carbon_g_per_1000)} g`),
+      cell('mig', r.mig ? r.mig.recommended : null, F.migText(r)));
+  }));
+  for (const s of tbody.querySelectorAll('.swatch')) s.style.background = s.dataset.color;
+}
+
+function renderWarnings() {
+  const list = $('#warnings');
+  if (!result) { list.replaceChildren(); return; }
+  const seen = new Map();
+  for (const w of result.table.warnings) seen.set(w, []);
+  for (const r of result.table.predictions) for (const w of r.warnings) {
+    if (!seen.has(w)) seen.set(w, []);
+    seen.get(w).push(r.device);
+  }
+  list.replaceChildren(...[...seen].map(([w, devs]) => h('li', {}, w, devs.length > 1 ? h('span', { class: 'muted', text: ` (${devs.length} devices)` }) : null)));
+}
+
+function renderSweep() {
+  const tp = $('#chart-throughput');
+  const mem = $('#chart-memory');
+  const legend = $('#legend');
+  if (!result?.sweep) {
+    tp.replaceChildren(h('p', { class: 'muted', text: result ? 'This model has a fixed batch: there is nothing to sweep.' : '' }));
+    mem.replaceChildren();
+    legend.replaceChildren();
+    return;
+  }
+  const by = new Map();
+  for (const r of result.sweep.predictions) {
+    if (!by.has(r.device)) by.set(r.device, []);
+    by.get(r.device).push(r);
+  }
+  const series = (f) => [...by].map(([id, rows]) => ({ name: rows[0].device_name, color: colorOf(id), points: rows.map((r) => [r.batch, f(r), r.fits]) }));
+  // One dashed line per capacity; devices with equal memory share it.
+  const capsByY = new Map();
+  for (const [id, rows] of by) {
+    const gb = rows[0].device_memory_gb;
+    if (!(gb > 0)) continue;
+    const c = capsByY.get(gb) ?? { y: gb * 1e9 / 2 ** 20, color: colorOf(id), ids: [] };
+    c.ids.push(id);
+    capsByY.set(gb, c);
+  }
+  for (const [gb, c] of capsByY) c.label = `${F.sig(gb)} GB${c.ids.length > 1 ? ` ×${c.ids.length}` : ''}`;
+  tp.replaceChildren(h('figcaption', { text: 'Throughput (samples/s)' }),
+    lineChart({ title: 'Throughput vs batch', xLabel: 'batch', yLabel: 'samples/s', series: series((r) => r.throughput_per_s), xTicks: SWEEP }));
+  mem.replaceChildren(h('figcaption', { text: 'Peak memory (MiB) with capacities' }),
+    lineChart({ title: 'Peak memory vs batch', xLabel: 'batch', yLabel: 'MiB', series: series((r) => r.peak_memory_mb), hlines: [...capsByY.values()], xTicks: SWEEP }));
+  legend.replaceChildren(...[...by].map(([id, rows]) => {
+    const sw = h('span', { class: 'swatch', 'aria-hidden': 'true' });
+    sw.style.background = colorOf(id);
+    return h('li', {}, sw, rows[0].device_name);
+  }));
+}
+
+function focusRow() {
+  const rows = result?.table.predictions ?? [];
+  return rows.find((r) => r.device === settings.focus) ?? rows[0] ?? null;
+}
+
+function renderFocusSelect() {
+  const sel = $('#focus');
+  const rows = result?.table.predictions ?? [];
+  const cur = focusRow();
+  sel.replaceChildren(...rows.map((r) => h('option', { value: r.device, selected: cur && r.device === cur.device, text: r.device_name })));
+  sel.disabled = rows.length === 0;
+}
+
+function renderBreakdown() {
+  const r = focusRow();
+  const note = $('#breakdown-note');
+  const ops = $('#chart-optypes');
+  const ks = $('#chart-kernels');
+  const rl = $('#chart-roofline');
+  if (!r || !r.kernels) {
+    note.textContent = '';
+    ops.replaceChildren(); ks.replaceChildren(); rl.replaceChildren();
+    return;
+  }
+  const kernels = r.kernels;
+  const busyMs = kernels.reduce((a, k) => a + k.time_ms, 0);
+  const dev = device(r.device);
+  note.textContent = `${r.device_name}, batch ${r.batch}, ${r.precision}, ${r.runtime}: ${kernels.length} kernels, ` +
+    `${F.ms(busyMs)} of device time in a predicted latency of ${F.ms(r.latency_ms)}` +
+    (busyMs < 0.8 * r.latency_ms && dev.kind === 'gpu' ? ' — the rest is the runtime issuing kernels from the host (launch-bound at this batch).' : '.');
+  const byType = new Map();
+  for (const k of kernels) byType.set(k.op_type, (byType.get(k.op_type) ?? 0) + k.time_ms);
+  const types = [...byType].sort((a, b) => b[1] - a[1]);
+  const top = types.slice(0, 9).map(([label, value]) => ({ label, value, note: `${Math.round((value / busyMs) * 100)}%` }));
+  const rest = types.slice(9).reduce((a, [, v]) => a + v, 0);
+  if (rest > 0) top.push({ label: `${types.length - 9} other types`, value: rest, note: `${Math.round((rest / busyMs) * 100)}%`, color: '#868e96' });
+  ops.replaceChildren(barChart({ title: `Predicted time by op type on ${r.device_name}`, items: top, fmt: F.ms }));
+  const slow = [...kernels].sort((a, b) => b.time_ms - a.time_ms).slice(0, 10)
+    .map((k) => ({ label: k.name, value: k.time_ms, note: k.compute_ms >= k.memory_ms ? 'compute' : 'memory', color: k.compute_ms >= k.memory_ms ? PALETTE[1] : PALETTE[0] }));
+  ks.replaceChildren(barChart({ title: `Slowest kernels on ${r.device_name}`, items: slow, fmt: F.ms }));
+  const peak = (dev.peak_tflops[r.precision] ?? dev.peak_tflops.fp32 ?? (dev.peak_fp32_gflops ?? 0) / 1e3) * 1e12;
+  const roofs = [{ name: r.precision, flops: peak }];
+  if (r.precision !== 'fp32' && dev.peak_tflops.fp32) roofs.push({ name: 'fp32', flops: dev.peak_tflops.fp32 * 1e12 });
+  if (peak > 0 && dev.memory_bandwidth_gbs) {
+    rl.replaceChildren(h('figcaption', { text: `${r.device_name}: datasheet roofs (${F.sig(dev.memory_bandwidth_gbs)} GB/s)` }),
+      roofline({ title: `Roofline of ${r.device_name} with the model's kernels`, roofs, bandwidth: dev.memory_bandwidth_gbs * 1e9, kernels }));
+  } else {
+    rl.replaceChildren(h('p', { class: 'muted', text: `No peak figures for ${r.device_name}.` }));
+  }
+}
+
+function renderMig() {
+  const box = $('#mig');
+  const rows = (result?.table.predictions ?? []).filter((r) => r.mig);
+  if (!rows.length) {
+    box.replaceChildren(h('p', { class: 'muted', text: 'None of the chosen devices supports MIG (A100, A30, H100, H200, B200 do).' }));
+    return;
+  }
+  box.replaceChildren(...rows.map((r) => {
+    const dev = device(r.device);
+    const rec = r.mig.profiles.find((p) => p.name === r.mig.recommended);
+    const recProfile = dev.mig.profiles.find((p) => p.name === r.mig.recommended);
+    return h('article', { class: 'mig-card', 'data-device': r.device },
+      h('h3', {}, r.device_name, h('span', { class: rec ? 'badge ok' : 'badge no', text: rec ? `recommended: ${rec.name}` : 'no profile fits' })),
+      migStrip({ title: rec ? `${rec.instances} × ${rec.name} on one ${r.device_name}` : `${r.device_name}: no profile fits`,
+        slicesTotal: dev.mig.compute_slices_total, profile: recProfile, instances: rec ? rec.instances : 0 }),
+      rec ? h('p', { class: 'explain', text: `${rec.instances} instances of ${rec.name}: ${F.rate(rec.total_throughput_per_s)} in total vs ${F.rate(r.throughput_per_s)} on the whole GPU.` }) : null,
+      h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': `MIG profiles of ${r.device_name}` },
+        h('table', { class: 'mig-table' },
+          h('thead', {}, h('tr', {}, ['Profile', 'Memory', 'Fits', 'Target', 'Latency', 'Instances', 'Total'].map((t) => h('th', { scope: 'col', text: t })))),
+          h('tbody', {}, r.mig.profiles.map((p) => h('tr', { class: p.name === r.mig.recommended ? 'rec' : '' },
+            h('th', { scope: 'row', text: p.name }),
+            h('td', { text: `${F.sig(p.memory_gb)} GB` }),
+            h('td', {}, h('span', { class: p.fits ? 'yes' : 'no', text: p.fits ? 'yes' : 'no' })),
+            h('td', { text: p.meets_target ? 'met' : 'missed' }),
+            h('td', { text: F.ms(p.latency_ms) }),
+            h('td', { text: String(p.instances) }),
+            h('td', { text: F.rate(p.total_throughput_per_s) })))))));
+  }));
+}
+
+function renderProvenance() {
+  const box = $('#provenance');
+  if (!catalog) return;
+  const p = catalog.predictor;
+  const doc = result?.table;
+  const region = doc ? catalog.regions.find((r) => r.code === doc.carbon.region) : null;
+  const fams = new Map();
+  for (const id of selectedIds()) {
+    const d = device(id);
+    const f = d.family ?? '?';
+    if (!fams.has(f)) fams.set(f, []);
+    fams.get(f).push(d.id);
+  }
+  box.replaceChildren(
+    h('p', {}, 'Predictor: ', h('strong', { text: `${p.name} ${p.version}` }),
+      ' — a roofline model: each kernel (as the runtime fuses them) takes the longer of its compute and memory time at fitted, achievable fractions of datasheet peaks, and the runtime\'s host dispatch is simulated. Constants are fitted on public measurements.'),
+    h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Uncertainty by device family' },
+      h('table', { class: 'acc-table' },
+        h('caption', { text: 'Uncertainty shown with each latency: held-out error (MAPE) of the predictor for the device family' }),
+        h('thead', {}, h('tr', {}, ['Family', 'Held-out MAPE', 'Rows', 'From', 'Chosen devices'].map((t) => h('th', { scope: 'col', text: t })))),
+        h('tbody', {}, [...fams].map(([f, ids]) => {
+          const a = p.accuracy[f];
+          return h('tr', {}, h('th', { scope: 'row', text: f }), h('td', { text: a ? `${(a.mape * 100).toFixed(1)}%` : 'not evaluated' }),
+            h('td', { text: a ? String(a.rows) : '–' }), h('td', { text: a ? a.source : 'no public measurements yet' }), h('td', { text: ids.join(', ') }));
+        })))),
+    doc ? h('p', {}, `Carbon: ${doc.carbon.region === 'custom' ? 'custom grid intensity' : region?.name ?? doc.carbon.region}, ${F.sig(doc.carbon.grid_g_per_kwh)} gCO₂e/kWh` +
+      (region ? ` (${region.year}; ${region.source})` : '') + `; PUE ${doc.carbon.pue} (${catalog.pue_source || 'default'}).`) : null,
+    h('p', { class: 'muted', text: 'Energy = power × latency, where power = idle + (TDP − idle) × busy fraction × intensity^γ. Energy figures are not validated against measurements yet; see the accuracy page.' }));
+}
+
+function cliOptions(o) {
+  return settings.devices ? o : { ...o, devices: 'all' };  // every GPU: the CLI's --device all, same rows
+}
+
+function renderCli() {
+  $('#cli').textContent = result ? F.cliCommand(model.example ? `public/examples/${model.label}` : model.label, cliOptions(result.options)) : '';
+}
+
+function renderAll() {
+  renderTable();
+  renderWarnings();
+  renderSweep();
+  renderFocusSelect();
+  renderBreakdown();
+  renderMig();
+  renderProvenance();
+  renderCli();
+  $('#export-json').disabled = !result;
+  $('#export-csv').disabled = !result;
+}
+
+// ---- settings form ----------------------------------------------------------------------------------
+
+function fillForm() {
+  $('#batch').value = settings.batch;
+  $('#precision').value = settings.precision;
+  $('#mode').value = settings.mode;
+  $('#region').value = settings.region || catalog.default_region;
+  $('#runtime').value = settings.runtime || 'pytorch-eager';
+  $('#pue').value = settings.pue ?? '';
+  $('#target').value = settings.target ?? '';
+  const ids = new Set(selectedIds());
+  for (const cb of document.querySelectorAll('#device-list input')) cb.checked = ids.has(cb.value);
+  renderDeviceSummary();
+}
+
+function renderDeviceSummary() {
+  const ids = selectedIds();
+  const gpus = gpuIds();
+  const all = ids.length === gpus.length && ids.every((id) => gpus.includes(id));
+  $('#devices-summary').textContent = all ? `all ${gpus.length} GPUs` : `${ids.length} chosen`;
+}
+
+function buildForm() {
+  $('#region').replaceChildren(...catalog.regions.map((r) => h('option', { value: r.code, text: `${r.name} (${F.sig(r.g_per_kwh)} g/kWh)` })));
+  $('#runtime').replaceChildren(...catalog.runtimes.filter((r) => r.kind === 'gpu').map((r) => h('option', { value: r.name, text: r.name })));
+  const groups = [['GPUs', 'gpu'], ['CPUs', 'cpu']];
+  $('#device-list').replaceChildren(...groups.map(([title, kind]) => h('div', { class: 'device-group' },
+    h('h3', { text: title }),
+    h('ul', {}, catalog.devices.filter((d) => d.kind === kind).map((d) => h('li', {},
+      h('label', {}, h('input', { type: 'checkbox', value: d.id, name: 'device' }), ` ${d.name}`,
+        d.memory_gb ? h('span', { class: 'muted', text: ` ${F.sig(d.memory_gb)} GB` }) : null)))))));
+}
+
+function readForm() {
+  const num = (el, int) => {
+    const v = el.value.trim();
+    if (v === '') return null;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0 || (int && !Number.isInteger(n))) return undefined;
+    return n;
+  };
+  let ok = true;
+  const mark = (el, good) => { el.setAttribute('aria-invalid', good ? 'false' : 'true'); ok &&= good; };
+  const b = num($('#batch'), true);
+  mark($('#batch'), b !== undefined && b !== null && b <= 2 ** 24);
+  if (b && b <= 2 ** 24) settings.batch = b;
+  for (const input of document.querySelectorAll('#dims input')) {
+    const v = num(input, true);
+    mark(input, v !== undefined && v !== null);
+    if (v) settings.dims[input.dataset.dim] = v;
+  }
+  settings.precision = $('#precision').value;
+  settings.mode = $('#mode').value;
+  settings.region = $('#region').value === catalog.default_region ? '' : $('#region').value;
+  settings.runtime = $('#runtime').value === 'pytorch-eager' ? '' : $('#runtime').value;
+  const pue = num($('#pue'), false);
+  mark($('#pue'), pue === null || (pue !== undefined && pue >= 1));
+  settings.pue = pue && pue >= 1 ? pue : null;
+  const target = num($('#target'), false);
+  mark($('#target'), target !== undefined);
+  settings.target = target ?? null;
+  return ok;
+}
+
+function readDevices() {
+  const ids = [...document.querySelectorAll('#device-list input:checked')].map((c) => c.value);
+  const gpus = gpuIds();
+  settings.devices = ids.length === gpus.length && ids.every((id) => gpus.includes(id)) ? null : ids;
+  renderDeviceSummary();
+}
+
+function download(name, type, text) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h('a', { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+function exportBase() {
+  return (model?.label ?? 'model').replace(/\.onnx$/i, '').replace(/[^\w.-]+/g, '_');
+}
+
+function exportDoc() {
+  return {
+    perfcard: { version: catalog.version, predictor: catalog.predictor.version, page: location.href.split('#')[0] },
+    model: { name: model.label, example: model.example, file_bytes: model.fileBytes, batch_symbol: model.batchSymbol, totals: model.analysis.totals },
+    settings: { ...settings },
+    options: result.options,
+    cli: F.cliCommand(model.label, cliOptions(result.options)),
+    prediction: F.withoutKernels(result.table),  // the document `perfcard predict --json` prints for `cli`
+    sweep: result.sweep,
+  };
+}
+
+function wire() {
+  const form = $('#settings');
+  form.addEventListener('submit', (e) => e.preventDefault());
+  form.addEventListener('input', (e) => {
+    if (e.target.name === 'device') { readDevices(); predictSoon(); return; }
+    if (readForm()) predictSoon();
+  });
+  form.addEventListener('change', (e) => {
+    if (e.target.name === 'device') return;
+    if (readForm()) predictSoon();
+  });
+  for (const b of document.querySelectorAll('[data-pick]')) {
+    b.addEventListener('click', () => {
+      const pick = b.dataset.pick;
+      for (const cb of document.querySelectorAll('#device-list input')) {
+        const kind = device(cb.value).kind;
+        cb.checked = pick === 'every' || (pick === 'gpus' && kind === 'gpu') || (pick === 'cpus' && kind === 'cpu');
+      }
+      readDevices();
+      predictSoon();
+    });
+  }
+  $('#table thead').addEventListener('click', (e) => {
+    const b = e.target.closest('button[data-sort]');
+    if (!b) return;
+    const key = b.dataset.sort;
+    if (settings.sort === key) settings.dir = settings.dir === 'asc' ? 'desc' : 'asc';
+    else { settings.sort = key; settings.dir = F.COLUMNS.find((c) => c.key === key)?.num === false ? 'asc' : (key === 'throughput_per_s' ? 'desc' : 'asc'); }
+    syncFragment();
+    renderTable();
+    document.querySelector(`#table button[data-sort="${key}"]`)?.focus();
+  });
+  $('#focus').addEventListener('change', (e) => {
+    settings.focus = e.target.value;
+    syncFragment();
+    renderBreakdown();
+  });
+  $('#file').addEventListener('change', (e) => {
+    const f = e.target.files?.[0];
+    if (f) openModel({ file: f, label: f.name });
+    e.target.value = '';
+  });
+  const drop = $('#drop');
+  let depth = 0;
+  document.addEventListener('dragenter', (e) => { if (e.dataTransfer?.types?.includes('Files')) { depth++; drop.classList.add('over'); } });
+  document.addEventListener('dragleave', () => { if (--depth <= 0) { depth = 0; drop.classList.remove('over'); } });
+  document.addEventListener('dragover', (e) => e.preventDefault());
+  document.addEventListener('drop', (e) => {
+    e.preventDefault();
+    depth = 0;
+    drop.classList.remove('over');
+    const f = e.dataTransfer?.files?.[0];
+    if (f) openModel({ file: f, label: f.name });
+  });
+  $('#export-json').addEventListener('click', () => download(`${exportBase()}.perfcard.json`, 'application/json', JSON.stringify(exportDoc(), null, 2)));
+  $('#export-csv').addEventListener('click', () => {
+    const rows = [...result.table.predictions];
+    const have = new Set(rows.map((r) => `${r.device}|${r.batch}`));
+    for (const r of result.sweep?.predictions ?? []) if (!have.has(`${r.device}|${r.batch}`)) rows.push(r);
+    const order = selectedIds();
+    rows.sort((a, b) => order.indexOf(a.device) - order.indexOf(b.device) || a.batch - b.batch);
+    download(`${exportBase()}.perfcard.csv`, 'text/csv', F.toCsv({ predictions: rows }));
+  });
+  $('#copy-link').addEventListener('click', async () => {
+    syncFragment();
+    try {
+      await navigator.clipboard.writeText(location.href);
+      setStatus($('#status').dataset.state, 'Link copied (settings only; a local file is not part of the link).');
+    } catch {
+      setStatus($('#status').dataset.state, `Link: ${location.href}`);
+    }
+  });
+  window.addEventListener('hashchange', () => {
+    const next = parseFragment(location.hash);
+    const exampleChanged = next.example && next.example !== settings.example;
+    settings = { ...next, dims: { ...settings.dims, ...next.dims } };
+    fillForm();
+    if (exampleChanged) openExample(next.example, true);
+    else predictSoon();
+  });
+}
+
+function renderGallery() {
+  $('#gallery').replaceChildren(...examples.map((ex) => h('li', {},
+    h('button', { type: 'button', class: 'example', 'data-example': ex.name, onclick: () => openExample(ex.name) },
+      h('strong', { text: ex.title }), h('span', { class: 'kind', text: ex.kind }), h('span', { class: 'desc', text: ex.description })))));
+}
+
+async function main() {
+  wire();
+  try {
+    const [init, list] = await Promise.all([
+      call('init'),
+      fetch('examples/index.json').then((r) => (r.ok ? r.json() : [])).catch(() => []),
+    ]);
+    catalog = init.catalog;
+    examples = list;
+    $('#version').textContent = `${catalog.version} · ${catalog.predictor.version}`;
+  } catch (e) {
+    showError(`The predictor could not start: ${e.message}`);
+    setStatus('error', 'The predictor could not start.');
+    return;
+  }
+  renderGallery();
+  buildForm();
+  fillForm();
+  renderTable();
+  renderProvenance();
+  setStatus('idle', 'Open a model or pick an example.');
+  // The default model is preloaded: the fragment's example, else the first one.
+  const name = settings.example ?? (location.hash ? null : examples[0]?.name);
+  if (name) await openExample(name, true);
+}
+
+main();

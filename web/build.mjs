@@ -1,0 +1,152 @@
+#!/usr/bin/env node
+// Builds the static site into dist/ (not committed): the page, the widget and its embed page, the wasm
+// module with its JS API (from build/wasm/dist, made by scripts/build.sh --wasm-only), the bundled
+// examples and the predictor's accuracy report (docs/accuracy.md, rendered to accuracy.html).
+// No bundler: plain ES modules, served as they are.
+//
+//   node web/build.mjs [--out DIR] [--quiet]
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const out = resolve(args.includes('--out') ? args[args.indexOf('--out') + 1] : join(root, 'dist'));
+const quiet = args.includes('--quiet');
+const wasmDist = resolve(process.env.PERFCARD_WASM_DIST ?? join(root, 'build', 'wasm', 'dist'));
+
+function fail(msg) {
+  console.error(`web/build.mjs: ${msg}`);
+  process.exit(1);
+}
+
+const libFiles = ['perfcard.js', 'perfcard.d.ts', 'perfcard_wasm.js', 'perfcard_wasm.wasm'];
+for (const f of libFiles) {
+  if (!existsSync(join(wasmDist, f))) fail(`${join(wasmDist, f)} is missing: run scripts/build.sh --wasm-only first`);
+}
+
+rmSync(out, { recursive: true, force: true });
+mkdirSync(join(out, 'lib'), { recursive: true });
+mkdirSync(join(out, 'examples'), { recursive: true });
+
+// The page and the widget.
+const webDir = join(root, 'web');
+for (const f of readdirSync(webDir)) {
+  if (!/\.(html|js|css|svg)$/.test(f) || f === 'build.mjs') continue;
+  copyFileSync(join(webDir, f), join(out, f));
+}
+for (const f of libFiles) copyFileSync(join(wasmDist, f), join(out, 'lib', f));
+writeFileSync(join(out, 'lib', 'package.json'), '{"type": "module"}\n');
+
+// Examples: those listed in web/examples.json that exist in public/examples.
+const listed = JSON.parse(readFileSync(join(webDir, 'examples.json'), 'utf8'));
+const examples = [];
+for (const ex of listed) {
+  const src = join(root, 'public', 'examples', ex.file);
+  if (!existsSync(src)) {
+    console.warn(`web/build.mjs: example ${ex.file} is not in public/examples; left out of the gallery`);
+    continue;
+  }
+  copyFileSync(src, join(out, 'examples', ex.file));
+  examples.push({ ...ex, bytes: statSync(src).size });
+}
+writeFileSync(join(out, 'examples', 'index.json'), JSON.stringify(examples, null, 1) + '\n');
+// Other static assets under public/ (besides examples and the README).
+for (const f of readdirSync(join(root, 'public'))) {
+  if (f === 'examples' || f === 'README.md') continue;
+  const p = join(root, 'public', f);
+  if (statSync(p).isFile()) copyFileSync(p, join(out, f));
+}
+
+// docs/accuracy.md -> accuracy.html: headings, paragraphs, lists, tables, code; text is escaped.
+function esc(s) {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+function inline(s) {
+  return esc(s)
+    .replace(/`([^`]+)`/g, '<code>$1</code>')
+    .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
+    .replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (m, t, href) => (/^[\w./#-]+$/.test(href) && !href.includes('//') ? `<a href="${href.replace(/\.md$/, '.html')}">${t}</a>` : `${t} (${href})`));
+}
+function markdown(md) {
+  const lines = md.split('\n');
+  const html = [];
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    if (/^```/.test(line)) {
+      const body = [];
+      for (i++; i < lines.length && !/^```/.test(lines[i]); i++) body.push(lines[i]);
+      i++;
+      html.push(`<pre><code>${esc(body.join('\n'))}</code></pre>`);
+    } else if (/^#{1,6} /.test(line)) {
+      const n = line.match(/^#+/)[0].length;
+      html.push(`<h${n}>${inline(line.slice(n + 1))}</h${n}>`);
+      i++;
+    } else if (/^\|/.test(line)) {
+      const rows = [];
+      for (; i < lines.length && /^\|/.test(lines[i]); i++) rows.push(lines[i]);
+      const cells = (r) => r.replace(/^\||\|$/g, '').split('|').map((c) => c.trim());
+      const head = cells(rows[0]);
+      const align = cells(rows[1] ?? '').map((c) => (c.endsWith(':') ? ' class="num"' : ''));
+      const body = rows.slice(2).map((r) => `<tr>${cells(r).map((c, k) => `<td${align[k] ?? ''}>${inline(c)}</td>`).join('')}</tr>`);
+      html.push(`<div class="table-wrap" tabindex="0"><table><thead><tr>${head.map((c, k) => `<th scope="col"${align[k] ?? ''}>${inline(c)}</th>`).join('')}</tr></thead><tbody>${body.join('')}</tbody></table></div>`);
+    } else if (/^\s*- /.test(line)) {
+      const items = [];
+      for (; i < lines.length && (/^\s*- /.test(lines[i]) || /^\s{2,}\S/.test(lines[i])); i++) {
+        if (/^\s*- /.test(lines[i])) items.push(lines[i].replace(/^\s*- /, ''));
+        else items[items.length - 1] += ` ${lines[i].trim()}`;
+      }
+      html.push(`<ul>${items.map((t) => `<li>${inline(t)}</li>`).join('')}</ul>`);
+    } else if (line.trim() === '') {
+      i++;
+    } else {
+      const para = [];
+      for (; i < lines.length && lines[i].trim() !== '' && !/^(#|\||```|\s*- )/.test(lines[i]); i++) para.push(lines[i]);
+      html.push(`<p>${inline(para.join(' '))}</p>`);
+    }
+  }
+  return html.join('\n');
+}
+const accPath = join(root, 'docs', 'accuracy.md');
+const accuracy = existsSync(accPath) ? readFileSync(accPath, 'utf8') : '# Accuracy\n\nNo accuracy report in this build.\n';
+copyFileSync(accPath, join(out, 'accuracy.md'));
+writeFileSync(join(out, 'accuracy.html'), `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'self'; script-src 'none'; style-src 'self'; img-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'">
+<title>Accuracy of the predictor · PerfCard</title>
+<link rel="stylesheet" href="style.css">
+</head>
+<body>
+<main class="doc">
+<p><a href="./">← PerfCard</a> · from <code>docs/accuracy.md</code> (<a href="accuracy.md">source</a>)</p>
+<article class="panel">
+${markdown(accuracy)}
+</article>
+</main>
+</body>
+</html>
+`);
+
+// What a page downloads: the module, its loader and the API (and what the page adds on top).
+function size(p) {
+  const b = readFileSync(p);
+  return { raw: b.length, gzip: gzipSync(b, { level: 9 }).length };
+}
+const sum = (files) => files.map((f) => size(join(out, f))).reduce((a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip }), { raw: 0, gzip: 0 });
+const core = sum(['lib/perfcard_wasm.wasm', 'lib/perfcard_wasm.js', 'lib/perfcard.js']);
+const page = sum(readdirSync(out).filter((f) => /\.(html|js|css|svg)$/.test(f) && f !== 'accuracy.html'));
+const summary = { out, examples: examples.map((e) => e.file), core, page, total: { raw: core.raw + page.raw, gzip: core.gzip + page.gzip } };
+writeFileSync(join(out, 'build-info.json'), JSON.stringify(summary, null, 1) + '\n');
+if (!quiet) {
+  const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
+  console.log(`web/build.mjs: ${out}`);
+  console.log(`  wasm + loader + API   ${kb(core.raw)} raw, ${kb(core.gzip)} gzip`);
+  console.log(`  page + widget         ${kb(page.raw)} raw, ${kb(page.gzip)} gzip`);
+  console.log(`  total                 ${kb(summary.total.raw)} raw, ${kb(summary.total.gzip)} gzip (aim: <= 300 KiB gzip)`);
+  console.log(`  examples              ${examples.map((e) => e.file).join(', ')}`);
+}

@@ -1,0 +1,118 @@
+// Number formatting, CSV and the CLI command equivalent to a set of options: shared by the page, the
+// widget and the tests. No DOM here.
+
+/** x with `digits` significant digits, grouped thousands, no exponent for everyday magnitudes. */
+export function sig(x, digits = 3) {
+  if (x === null || x === undefined || Number.isNaN(x)) return '–';
+  if (x === 0) return '0';
+  const a = Math.abs(x);
+  if (a >= 1e15 || a < 1e-4) return x.toExponential(digits - 1);
+  const decimals = Math.max(0, digits - 1 - Math.floor(Math.log10(a)));
+  return x.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+}
+
+export function ms(x) {
+  if (x === null || x === undefined) return '–';
+  if (x >= 1000) return `${sig(x / 1000)} s`;
+  if (x < 0.1) return `${sig(x * 1000)} µs`;
+  return `${sig(x)} ms`;
+}
+
+export function rate(x) {
+  if (x === null || x === undefined) return '–';
+  if (x >= 1e6) return `${sig(x / 1e6)} M/s`;
+  if (x >= 1e4) return `${sig(x / 1e3)} k/s`;
+  return `${sig(x)}/s`;
+}
+
+/** MiB -> "393 MiB" / "12.6 GiB". */
+export function mib(x) {
+  if (x === null || x === undefined) return '–';
+  if (x >= 1024) return `${sig(x / 1024)} GiB`;
+  return `${sig(x)} MiB`;
+}
+
+export function bytes(n) {
+  if (n === null || n === undefined) return '–';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return i === 0 ? `${n} B` : `${sig(n)} ${units[i]}`;
+}
+
+/** 1.2e12 -> "1.2 T" (FLOPs, parameters). */
+export function count(n) {
+  if (n === null || n === undefined) return '–';
+  const units = [[1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
+  for (const [f, u] of units) if (Math.abs(n) >= f) return `${sig(n / f)} ${u}`;
+  return sig(n);
+}
+
+export function pct(x) {
+  if (!x) return '?';
+  return `±${Math.round(x * 100)}%`;
+}
+
+// The columns of the device table and of the CSV export, with how each reads from a prediction row.
+export const COLUMNS = [
+  { key: 'device', label: 'Device', get: (r) => r.device_name, text: (r) => r.device_name, num: false },
+  { key: 'batch', label: 'Batch', get: (r) => r.batch, text: (r) => String(r.batch) },
+  { key: 'precision', label: 'Precision', get: (r) => r.precision, text: (r) => r.precision + (r.precision !== r.precision_requested ? '*' : ''), num: false },
+  { key: 'latency_ms', label: 'Latency', get: (r) => r.latency_ms, text: (r) => ms(r.latency_ms) },
+  { key: 'throughput_per_s', label: 'Throughput', unit: 'samples/s', get: (r) => r.throughput_per_s, text: (r) => rate(r.throughput_per_s) },
+  { key: 'peak_memory_mb', label: 'Peak memory', get: (r) => r.peak_memory_mb, text: (r) => mib(r.peak_memory_mb) },
+  { key: 'fits', label: 'Fits', get: (r) => (r.fits ? 1 : 0), text: (r) => (r.fits ? 'yes' : 'no') },
+  { key: 'energy_j_per_sample', label: 'Energy', unit: 'J/sample', get: (r) => r.energy_j_per_sample, text: (r) => (r.energy_j_per_sample === null ? '–' : `${sig(r.energy_j_per_sample)} J`) },
+  { key: 'carbon_g_per_1000', label: 'Carbon', unit: 'gCO₂e/1k', get: (r) => r.carbon_g_per_1000, text: (r) => (r.carbon_g_per_1000 === null ? '–' : `${sig(r.carbon_g_per_1000)} g`) },
+  { key: 'mig', label: 'MIG', get: (r) => migText(r), text: (r) => migText(r), num: false },
+  { key: 'uncertainty', label: '±', get: (r) => r.uncertainty, text: (r) => pct(r.uncertainty) },
+];
+
+export function migText(r) {
+  if (!r.mig) return '–';
+  return r.mig.recommended ?? 'none fits';
+}
+
+function csvCell(v) {
+  if (v === null || v === undefined) return '';
+  const s = String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+/** The prediction rows as CSV, full precision, one line per device and batch. */
+export function toCsv(doc) {
+  const head = ['device', 'device_name', 'batch', 'precision', 'precision_requested', 'runtime', 'latency_ms',
+    'throughput_per_s', 'uncertainty', 'peak_memory_mb', 'weights_mb', 'activations_mb', 'device_memory_gb', 'fits',
+    'power_w', 'energy_j_per_sample', 'carbon_g_per_1000', 'mig_recommended', 'predictor', 'predictor_version'];
+  const lines = [head.join(',')];
+  for (const r of doc.predictions) {
+    lines.push([r.device, r.device_name, r.batch, r.precision, r.precision_requested, r.runtime, r.latency_ms,
+      r.throughput_per_s, r.uncertainty, r.peak_memory_mb, r.memory_mb.weights, r.memory_mb.activations,
+      r.device_memory_gb, r.fits, r.power_w, r.energy_j_per_sample, r.carbon_g_per_1000,
+      r.mig ? r.mig.recommended ?? 'none' : '', r.predictor.name, r.predictor.version].map(csvCell).join(','));
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** The `perfcard predict` command line that gives the same document as these options. */
+export function cliCommand(file, o) {
+  const q = (s) => (/^[\w.,=/:+-]+$/.test(s) ? s : `'${String(s).replaceAll("'", "'\\''")}'`);
+  const a = ['perfcard', 'predict', q(file)];
+  if (o.devices !== undefined) a.push('--device', q(Array.isArray(o.devices) ? o.devices.join(',') : o.devices));
+  if (o.batch !== undefined) a.push('--batch', q(Array.isArray(o.batch) ? o.batch.join(',') : String(o.batch)));
+  if (o.precision) a.push('--precision', o.precision);
+  if (o.mode && o.mode !== 'inference') a.push('--mode', o.mode);
+  for (const [k, v] of Object.entries(o.dims ?? {})) a.push('--dim', q(`${k}=${v}`));
+  if (o.region) a.push('--region', q(o.region));
+  if (o.gridGPerKwh !== undefined) a.push('--grid-g-per-kwh', String(o.gridGPerKwh));
+  if (o.pue !== undefined) a.push('--pue', String(o.pue));
+  if (o.latencyTargetMs !== undefined) a.push('--latency-target-ms', String(o.latencyTargetMs));
+  if (o.runtime) a.push('--runtime', q(o.runtime));
+  a.push('--json');
+  return a.join(' ');
+}
+
+/** The document without per-kernel data: what `perfcard predict --json` prints without --kernels. */
+export function withoutKernels(doc) {
+  return { ...doc, predictions: doc.predictions.map(({ kernels, ...r }) => r) };
+}

@@ -1,0 +1,114 @@
+// The page's one adapter to the wasm core, in a Web Worker: the main thread never parses or predicts, so a
+// 1 GB file does not freeze the page. The file is streamed chunk by chunk into wasm memory (no second full
+// copy), parsed once, and kept open: a setting change only re-runs shape inference and prediction.
+//
+// Messages in:  {id, type: 'init'} | {id, type: 'open', file?: File|Blob, url?: string, name}
+//               | {id, type: 'predict', table: options, sweep?: options}
+// Messages out: {id, type: 'progress', phase: 'download'|'copy'|'parse', loaded, total}
+//               | {id, type: 'done', result} | {id, type: 'error', error: {name, message, detail, byteOffset?}}
+import { createPerfCard } from './lib/perfcard.js';
+
+let card = null;
+let model = null;        // the OpenModel in use
+let modelName = '';
+let ready = createPerfCard();
+
+function post(msg) {
+  self.postMessage(msg);
+}
+
+function errorOf(e) {
+  const out = { name: e?.name ?? 'Error', message: e?.message ?? String(e) };
+  for (const k of ['detail', 'byteOffset', 'node', 'opType', 'graph']) if (e?.[k] !== undefined) out[k] = e[k];
+  return out;
+}
+
+async function download(id, url) {
+  const r = await fetch(url, { credentials: 'same-origin' });
+  if (!r.ok) throw new Error(`cannot load ${url}: HTTP ${r.status}`);
+  const total = Number(r.headers.get('content-length')) || 0;
+  if (!r.body) return r.blob();
+  const reader = r.body.getReader();
+  const chunks = [];
+  let loaded = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.length;
+    post({ id, type: 'progress', phase: 'download', loaded, total });
+  }
+  return new Blob(chunks);
+}
+
+// Throttled progress: at most one message per 50 ms, and always the last.
+function progress(id, phase) {
+  let last = 0;
+  return (loaded, total) => {
+    const now = performance.now();
+    if (loaded < total && now - last < 50) return;
+    last = now;
+    post({ id, type: 'progress', phase, loaded, total });
+  };
+}
+
+function summarize(name, m, analysis, batchSymbol, ms) {
+  const { nodes, ...rest } = analysis;
+  return { name, fileBytes: m.fileBytes, analysis: rest, batchSymbol, ms };
+}
+
+async function open(id, msg) {
+  const t0 = performance.now();
+  const blob = msg.file ?? await download(id, msg.url);
+  const t1 = performance.now();
+  const next = await card.openModel(blob, { onProgress: progress(id, 'copy') });
+  const t2 = performance.now();
+  post({ id, type: 'progress', phase: 'parse', loaded: 1, total: 1 });
+  let analysis;
+  let probe;
+  try {
+    analysis = next.analyze({});
+    // Which symbolic dim --batch binds (the core decides; the page makes the rest into fields).
+    const first = card.devices().devices[0].id;
+    probe = next.predict({ devices: [first], batch: [1] });
+  } catch (e) {
+    next.close();
+    throw e;
+  }
+  model?.close();  // the previous model goes only once the new one is good
+  model = next;
+  modelName = msg.name;
+  const t3 = performance.now();
+  return summarize(msg.name, next, analysis, probe.batch_symbol,
+    { download: t1 - t0, copyAndParse: t2 - t1, analyze: t3 - t2, total: t3 - t0 });
+}
+
+function predict(msg) {
+  if (!model) throw new Error('no model is open');
+  const t0 = performance.now();
+  const table = model.predict({ ...msg.table, kernels: true });
+  const t1 = performance.now();
+  const sweep = msg.sweep ? model.predict(msg.sweep) : null;
+  const t2 = performance.now();
+  return { name: modelName, table, sweep, ms: { table: t1 - t0, sweep: t2 - t1 }, memoryBytes: card.memoryBytes };
+}
+
+self.onmessage = async ({ data: msg }) => {
+  const { id } = msg;
+  try {
+    card ??= await ready;
+    let result;
+    if (msg.type === 'init') result = { catalog: card.devices(), version: card.version };
+    else if (msg.type === 'open') result = await open(id, msg);
+    else if (msg.type === 'predict') result = predict(msg);
+    else throw new Error(`unknown message type ${msg.type}`);
+    post({ id, type: 'done', result });
+  } catch (e) {
+    if (card?.broken) {  // a trap (out of memory): the next message starts a fresh instance
+      card = null;
+      model = null;
+      ready = createPerfCard();
+    }
+    post({ id, type: 'error', error: errorOf(e) });
+  }
+};
