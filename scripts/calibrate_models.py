@@ -39,10 +39,16 @@ def main():
     # Host dispatch shows only where kernels are short: fit it only when small batches are measured.
     fit_dispatch = int((train.batch_size <= 8).sum()) >= 5
 
+    roof = {f: doc["families"][f]["mem_eff"] for f in doc["families"]}  # stage A's GEMM-derived memory roof
+    n = len(fams)
+
     def params(theta):
         d = json.loads(json.dumps(doc))
         for i, fam in enumerate(fams):
             d["families"][fam]["conv_eff_tensor"] = 1 / (1 + math.exp(-theta[i]))
+            # Streaming kernels (normalization, activations) reach more of the bandwidth than GEMM
+            # kernels do, so whole models refit the memory efficiency too.
+            d["families"][fam]["mem_eff"] = 1 / (1 + math.exp(-theta[n + i]))
         if fit_dispatch:
             d["runtimes"]["pytorch-eager"]["dispatch_us"] = math.exp(theta[-1])
         return d
@@ -52,14 +58,17 @@ def main():
         e = np.log(np.array([r["latency_ms"] for r in res]) / train.latency_ms.values)
         return float(np.mean(e ** 2))
 
-    x0 = np.array([0.0] * len(fams) + ([math.log(doc["runtimes"]["pytorch-eager"]["dispatch_us"] or 20)] if fit_dispatch else []))
+    x0 = np.array([0.0] * n + [math.log(roof[f] / (1 - roof[f] + 1e-6)) for f in fams]
+                  + ([math.log(doc["runtimes"]["pytorch-eager"]["dispatch_us"] or 20)] if fit_dispatch else []))
     opt = minimize(objective, x0, method="Nelder-Mead", options={"maxiter": 300, "xatol": 1e-3, "fatol": 1e-6})
     fitted = params(opt.x)
     ratios = [fitted["families"][f]["conv_eff_tensor"] / fitted["families"][f]["gemm_eff_tensor"] for f in fams]
     ratio = float(np.mean(ratios))
+    mem_ratio = float(np.mean([fitted["families"][f]["mem_eff"] / roof[f] for f in fams]))
     for fam, f in fitted["families"].items():
         if fam not in fams and fam != "cpu":
             f["conv_eff_tensor"] = min(1.0, f["gemm_eff_tensor"] * ratio)
+            f["mem_eff"] = min(1.0, roof[fam] * mem_ratio)
         f["conv_eff_fp32"] = min(1.0, f["gemm_eff_fp32"] * ratio)
     prov = json.loads(fitted["provenance"])
     prov["stage_c"] = {
@@ -72,8 +81,11 @@ def main():
         "pytorch_eager_dispatch_us": round(fitted["runtimes"]["pytorch-eager"]["dispatch_us"], 3),
         "dispatch_fitted_here": fit_dispatch,
         "conv_over_gemm_ratio": round(ratio, 4),
+        "mem_eff_fitted": {f: round(fitted["families"][f]["mem_eff"], 4) for f in fams},
+        "mem_eff_over_gemm_roof_ratio": round(mem_ratio, 4),
         "transfer": "families without whole-model data: conv_eff = gemm_eff x the mean conv/GEMM ratio of "
-                    + ", ".join(fams) + "; conv_eff_fp32 likewise from gemm_eff_fp32",
+                    + ", ".join(fams) + "; conv_eff_fp32 likewise from gemm_eff_fp32; mem_eff = their GEMM-derived "
+                    "memory roof x the mean fitted/roof ratio of " + ", ".join(fams),
         "train_rmse_log": round(math.sqrt(opt.fun), 4),
     }
     fitted["provenance"] = json.dumps(prov, sort_keys=True)

@@ -40,8 +40,7 @@ def timm_to_zoo(zoo):
     if os.path.exists(MAP):
         with open(MAP) as f:
             doc = json.load(f)
-        pairs = doc.get("pairs", doc) if isinstance(doc, dict) else doc
-        for p in pairs if isinstance(pairs, list) else []:
+        for p in doc.get("confirmed", []):
             t, v = p.get("timm"), p.get("torchvision")
             if t and v and p.get("confirmed", True):
                 mapping[t] = v
@@ -71,3 +70,33 @@ def queries(df):
     return [{"model": os.path.join(ZOO, f"{z}.onnx"), "dims": {"batch": int(b)}, "device": d, "precision": p,
              "runtime": "pytorch-eager"}
             for z, b, d, p in zip(df["zoo"], df["batch_size"], df["device_id"], df["prec"])]
+
+
+# DeepLearningExamples' eager PyTorch ResNet-50 v1.5 (= torchvision resnet50) batch sweeps. The V100 16 GB
+# SXM2 of a DGX-1 is the catalog's V100 SXM2 chip with less memory: same clocks and bandwidth, so its
+# latencies are compared with v100-sxm2-32gb predictions.
+DLE_MODELS = {"resnet50v1.5": "resnet50"}
+DLE_DEVICES = {"v100-sxm2-16gb": "v100-sxm2-32gb", "v100-sxm2-32gb": "v100-sxm2-32gb", "t4": "t4",
+               "a100-sxm4-40gb": "a100-sxm4-40gb", "a100-sxm4-80gb": "a100-sxm4-80gb"}
+DLE_PRECISION = {"amp": "fp16", "fp16": "fp16", "fp32": "fp32", "tf32": "fp32"}
+
+
+def dle_rows():
+    sys_path = os.path.join(ROOT)
+    import sys
+    if sys_path not in sys.path:
+        sys.path.insert(0, sys_path)
+    from scripts.data.sources import load_nvidia_dle_readme_perf_tables
+    zoo = zoo_manifest()
+    d = load_nvidia_dle_readme_perf_tables()
+    d = d[(d.runtime == "pytorch") & (d["mode"] == "inference") & d.model.isin(DLE_MODELS)
+          & d.device_id.isin(DLE_DEVICES) & d.precision.isin(DLE_PRECISION) & d.latency_ms.notna()
+          & (d.latency_kind == "per_batch_step")].copy()
+    d["zoo"] = d.model.map(DLE_MODELS)
+    d = d[d.zoo.isin(zoo)]
+    d["device_id"] = d.device_id.map(DLE_DEVICES)
+    d["prec"] = d.precision.map(DLE_PRECISION)
+    d["batch_size"] = d.batch.astype(int)
+    d["family"] = d.zoo.map(lambda z: zoo[z]["family"])
+    d["source"] = "dle"
+    return d.drop_duplicates(["zoo", "device_id", "prec", "batch_size", "latency_ms"])
