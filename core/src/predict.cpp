@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
+#include <utility>
 
 #include "perfcard/error.h"
 
@@ -92,6 +94,15 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       for (const auto& w : a.shapes.warnings) res.warnings.push_back(w.message);
     }
     std::int64_t samples = res.batch_symbol.empty() ? 1 : batch;
+    // Kernels depend on the analysis, runtime and precision, not on the device: formed once per batch
+    // for each (runtime, precision) in use and shared by every device and MIG slice.
+    std::map<std::pair<std::string, Precision>, KernelPlan> plans;
+    auto plan_for = [&](const std::string& runtime, Precision p) -> const KernelPlan* {
+      auto key = std::make_pair(runtime, p);
+      auto it = plans.find(key);
+      if (it == plans.end()) it = plans.emplace(key, plan_kernels(model, a, constants, runtime, p)).first;
+      return &it->second;
+    };
     for (const Device* d : devices) {
       DevicePrediction p;
       p.device_id = d->id;
@@ -103,7 +114,8 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       if (p.precision_used != p.precision_requested)
         p.warnings.push_back(std::string(precision_name(p.precision_requested)) + " is not supported by " + d->id +
                              "; predicted at " + std::string(precision_name(p.precision_used)));
-      PredictorInput in{model, a, *d, p.precision_used, p.runtime, 1, 1, opt.keep_kernels};
+      const KernelPlan* plan = plan_for(p.runtime, p.precision_used);
+      PredictorInput in{model, a, *d, p.precision_used, p.runtime, 1, 1, opt.keep_kernels, plan};
       PredictorOutput out = predictor.predict(in);
       p.latency_ms = out.latency_ms;
       if (opt.mode == Mode::Training) {
@@ -139,7 +151,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
           m.fits = p.memory.total() <= (1 - opt.mig_headroom) * prof.memory_gb * 1e9;
           PredictorInput mi{model, a, *d, p.precision_used, p.runtime,
                             double(prof.compute_slices) / t.compute_slices_total,
-                            double(prof.memory_slices) / t.memory_slices_total, false};
+                            double(prof.memory_slices) / t.memory_slices_total, false, plan};
           m.latency_ms = predictor.predict(mi).latency_ms * (opt.mode == Mode::Training ? 3 : 1);
           m.throughput_per_s = double(samples) / (m.latency_ms / 1e3);
           m.meets_target = !opt.latency_target_ms || m.latency_ms <= *opt.latency_target_ms;

@@ -9,7 +9,9 @@ PredictorOutput RooflinePredictor::predict(const PredictorInput& in) const {
   o.compute_scale = in.compute_scale;
   o.bandwidth_scale = in.bandwidth_scale;
   o.keep_kernels = in.keep_kernels;
-  RooflineResult r = roofline_latency(in.model, in.analysis, in.device, c_, o);
+  RooflineResult r = in.plan && in.plan->runtime == o.runtime && in.plan->precision == o.precision
+                        ? roofline_latency(*in.plan, in.device, c_, o)
+                        : roofline_latency(in.model, in.analysis, in.device, c_, o);
   PredictorOutput out;
   out.latency_ms = r.latency_ms;
   out.busy_fraction = r.latency_ms > 0 ? r.gpu_busy_ms / r.latency_ms : 0;

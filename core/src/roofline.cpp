@@ -286,23 +286,55 @@ class Builder {
 
 }  // namespace
 
+KernelPlan plan_kernels(const Model& model, const Analysis& analysis, const RooflineConstants& constants,
+                        std::string_view runtime, Precision precision) {
+  const RuntimeConstants& rt = constants.runtime(runtime);
+  Builder b(rt, precision);
+  b.graph(model.graph, analysis.shapes.graph, analysis.costs);
+  KernelPlan plan;
+  plan.runtime = rt.name;
+  plan.precision = precision;
+  plan.untimed = b.untimed();
+  plan.kernels.reserve(b.kernels().size());
+  for (auto& k : b.kernels()) {
+    PlannedKernel p;
+    p.t = std::move(k.t);
+    p.gemm_m = k.gemm_m;
+    p.gemm_n = k.gemm_n;
+    p.gemm_k = k.gemm_k;
+    p.gemm_batch = k.gemm_batch;
+    p.gemm_like = k.gemm_like;
+    p.conv = k.conv;
+    plan.kernels.push_back(std::move(p));
+  }
+  return plan;
+}
+
 RooflineResult roofline_latency(const Model& model, const Analysis& analysis, const Device& device,
                                 const RooflineConstants& constants, const RooflineOptions& opt) {
+  return roofline_latency(plan_kernels(model, analysis, constants, opt.runtime, opt.precision), device, constants, opt);
+}
+
+RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, const RooflineConstants& constants,
+                                const RooflineOptions& opt) {
   RooflineResult r;
   const FamilyConstants& fam = constants.family_of(device);
   const RuntimeConstants& rt = constants.runtime(opt.runtime);
+  if (plan.runtime != rt.name || plan.precision != opt.precision)
+    throw Error("kernel plan for " + plan.runtime + "/" + std::string(precision_name(plan.precision)) + " used for " +
+                rt.name + "/" + std::string(precision_name(opt.precision)));
   if ((rt.kind == "cpu") != (device.kind == "cpu"))
     throw Error("runtime '" + rt.name + "' runs on " + rt.kind + "s, but '" + device.id + "' is a " + device.kind);
-  Builder b(rt, opt.precision);
-  b.graph(model.graph, analysis.shapes.graph, analysis.costs);
-  if (b.untimed() > 0)
-    r.warnings.push_back(std::to_string(b.untimed()) + " nodes have unknown shapes or no cost rule; their time is not counted");
+  if (plan.untimed > 0)
+    r.warnings.push_back(std::to_string(plan.untimed) + " nodes have unknown shapes or no cost rule; their time is not counted");
 
+  const bool cpu_runtime = rt.kind == "cpu";
   const double sms = device.sm_count.present ? device.sm_count.value * opt.compute_scale : 0;
   const double bw = device.memory_bandwidth_gbs.value * 1e9 * opt.bandwidth_scale;
   const double fp32_peak = device.peak(Precision::FP32) * 1e12 * opt.compute_scale;
   double cpu_t = 0, gpu_t = 0, weighted_intensity = 0;
-  for (auto& k : b.kernels()) {
+  if (opt.keep_kernels) r.kernels.reserve(plan.kernels.size());
+  for (const auto& k : plan.kernels) {
     double peak = fp32_peak, eff = fam.vector_eff, util = 1;
     if (k.gemm_like) {
       Precision p = opt.precision;
@@ -319,17 +351,24 @@ RooflineResult roofline_latency(const Model& model, const Analysis& analysis, co
       }
       if (fam.k_half > 0) util *= k.gemm_k / (k.gemm_k + fam.k_half);
     }
-    k.t.compute_ms = k.t.flops > 0 ? k.t.flops / (peak * eff * util) * 1e3 : 0;
-    k.t.memory_ms = k.t.bytes / (bw * fam.mem_eff) * 1e3;
-    k.t.time_ms = std::max({k.t.compute_ms, k.t.memory_ms, fam.launch_us / 1e3});
-    k.t.compute_bound = k.t.compute_ms >= k.t.memory_ms;
-    double intensity = std::max(k.t.flops / (k.t.time_ms * 1e-3 * peak), k.t.bytes / (k.t.time_ms * 1e-3 * bw));
-    weighted_intensity += std::min(1.0, intensity) * k.t.time_ms;
-    r.gpu_busy_ms += k.t.time_ms;
+    const double flops = k.t.flops, bytes = k.t.bytes;
+    const double compute_ms = flops > 0 ? flops / (peak * eff * util) * 1e3 : 0;
+    const double memory_ms = bytes / (bw * fam.mem_eff) * 1e3;
+    const double time_ms = std::max({compute_ms, memory_ms, fam.launch_us / 1e3});
+    double intensity = std::max(flops / (time_ms * 1e-3 * peak), bytes / (time_ms * 1e-3 * bw));
+    weighted_intensity += std::min(1.0, intensity) * time_ms;
+    r.gpu_busy_ms += time_ms;
     // The host issues kernels one after another; a kernel starts when issued and the device is free.
     cpu_t += rt.dispatch_us / 1e3;
-    gpu_t = (rt.kind == "cpu") ? gpu_t + rt.dispatch_us / 1e3 + k.t.time_ms : std::max(cpu_t, gpu_t) + k.t.time_ms;
-    if (opt.keep_kernels) r.kernels.push_back(k.t);
+    gpu_t = cpu_runtime ? gpu_t + rt.dispatch_us / 1e3 + time_ms : std::max(cpu_t, gpu_t) + time_ms;
+    if (opt.keep_kernels) {
+      KernelTime t = k.t;
+      t.compute_ms = compute_ms;
+      t.memory_ms = memory_ms;
+      t.time_ms = time_ms;
+      t.compute_bound = compute_ms >= memory_ms;
+      r.kernels.push_back(std::move(t));
+    }
   }
   r.dispatch_ms = cpu_t;
   r.latency_ms = gpu_t;

@@ -22,6 +22,9 @@ struct PredictorInput {
   double compute_scale = 1;    // MIG slice of compute
   double bandwidth_scale = 1;  // MIG slice of bandwidth
   bool keep_kernels = false;
+  // Optional: the kernels already formed for this analysis, runtime and precision (predict() forms them
+  // once per batch and shares them across devices and MIG slices). A predictor may ignore it.
+  const KernelPlan* plan = nullptr;
 };
 
 struct PredictorOutput {

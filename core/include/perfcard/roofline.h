@@ -99,4 +99,26 @@ struct RooflineOptions {
 RooflineResult roofline_latency(const Model& model, const Analysis& analysis, const Device& device,
                                 const RooflineConstants& constants, const RooflineOptions& options);
 
+// The kernels of a model bound to one analysis, as a runtime forms them at one precision. They do not
+// depend on the device, so a prediction for many devices and MIG slices forms them once and only times
+// them per device: roofline_latency(plan_kernels(...), device, ...) equals the call above.
+struct PlannedKernel {
+  KernelTime t;                 // name, op_type, class, flops, bytes; times are filled per device
+  double gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_batch = 1;
+  bool gemm_like = false;
+  bool conv = false;
+};
+
+struct KernelPlan {
+  std::string runtime;
+  Precision precision = Precision::FP16;
+  std::vector<PlannedKernel> kernels;
+  std::size_t untimed = 0;      // nodes with unknown shapes or no cost rule
+};
+
+KernelPlan plan_kernels(const Model& model, const Analysis& analysis, const RooflineConstants& constants,
+                        std::string_view runtime, Precision precision);
+RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, const RooflineConstants& constants,
+                                const RooflineOptions& options);
+
 }  // namespace perfcard
