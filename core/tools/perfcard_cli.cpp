@@ -22,6 +22,7 @@
 #include "perfcard/onnx_loader.h"
 #include "perfcard/predict.h"
 #include "perfcard/report.h"
+#include "card_svg.h"
 #include "predict_table.h"
 #include "summary_table.h"
 
@@ -61,6 +62,7 @@ int usage(std::ostream& os, int code) {
         "                        [--precision fp32|tf32|fp16|bf16|fp8|int8] [--mode inference|training]\n"
         "                        [--dim NAME=VALUE ...] [--region CODE | --grid-g-per-kwh X] [--pue X]\n"
         "                        [--latency-target-ms X] [--runtime NAME] [--kernels] [--json]\n"
+        "       perfcard card MODEL.onnx [predict options] [--title TEXT] --out CARD.svg   (a static SVG card)\n"
         "       perfcard eval QUERIES.jsonl [--constants FILE]   (calibration: one prediction per line)\n"
         "       perfcard devices [--json]\n"
         "\n"
@@ -112,8 +114,8 @@ double parse_number(const std::string& flag, const std::string& v) {
   }
 }
 
-int run_predict(const std::vector<std::string>& args) {
-  std::string path, devices_file, carbon_file, constants_file;
+int run_predict(const std::vector<std::string>& args, bool card = false) {
+  std::string path, devices_file, carbon_file, constants_file, out_file, title;
   std::vector<std::string> dims;
   bool json = false;
   perfcard::PredictOptions opt;
@@ -141,6 +143,8 @@ int run_predict(const std::vector<std::string>& args) {
     else if (a == "--devices") devices_file = value(i);
     else if (a == "--carbon") carbon_file = value(i);
     else if (a == "--constants") constants_file = value(i);
+    else if (card && a == "--out") out_file = value(i);
+    else if (card && a == "--title") title = value(i);
     else if (a == "-h" || a == "--help") return usage(std::cout, 0);
     else if (!a.empty() && a[0] == '-') { std::cerr << "perfcard: unknown option '" << a << "'\n"; return usage(std::cerr, 2); }
     else if (path.empty()) path = a;
@@ -156,6 +160,20 @@ int run_predict(const std::vector<std::string>& args) {
   perfcard::Model model = perfcard::load_model(file.bytes());
   perfcard::PredictResult r = perfcard::predict(model, catalog, predictor, constants, carbon, opt);
   nlohmann::json doc = perfcard::predict_to_json(r);
+  if (card) {
+    std::string sub = std::string(opt.mode == perfcard::Mode::Training ? "training" : "inference") + " \xC2\xB7 " +
+                      (opt.precision ? std::string(perfcard::precision_name(*opt.precision)) : "fp16 GPU / fp32 CPU");
+    for (const auto& d : dims) sub += " \xC2\xB7 " + d;
+    std::string svg = perfcard::tools::render_card_svg(
+        doc, {title.empty() ? path.substr(path.find_last_of('/') + 1) : title, sub, PERFCARD_VERSION});
+    if (out_file.empty() || out_file == "-") std::cout << svg;
+    else {
+      std::ofstream f(out_file, std::ios::binary);
+      if (!(f << svg) || !f.flush()) throw perfcard::Error("cannot write '" + out_file + "'");
+      std::cerr << "perfcard: wrote " << out_file << " (" << r.rows.size() << " predictions)\n";
+    }
+    return 0;
+  }
   if (json) std::cout << doc.dump(2) << "\n";
   else perfcard::tools::print_predict_table(std::cout, doc);
   return 0;
@@ -268,6 +286,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "analyze") return run_analyze(args);
     if (cmd == "predict") return run_predict(args);
+    if (cmd == "card") return run_predict(args, /*card=*/true);
     if (cmd == "eval") return run_eval(args);
     if (cmd == "devices") return run_devices(args);
     std::cerr << "perfcard: unknown command '" << cmd << "'\n";
