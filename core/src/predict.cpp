@@ -103,6 +103,15 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       if (it == plans.end()) it = plans.emplace(key, plan_kernels(model, a, constants, runtime, p)).first;
       return &it->second;
     };
+    // Memory likewise depends on the precision and runtime, not on the device.
+    std::map<std::pair<std::string, Precision>, MemoryBreakdown> memories;
+    auto memory_for = [&](const std::string& runtime, Precision p) -> const MemoryBreakdown& {
+      auto key = std::make_pair(runtime, p);
+      auto it = memories.find(key);
+      if (it == memories.end())
+        it = memories.emplace(key, estimate_memory(model, a, p, opt.mode, constants.runtime(runtime))).first;
+      return it->second;
+    };
     for (const Device* d : devices) {
       DevicePrediction p;
       p.device_id = d->id;
@@ -128,8 +137,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       for (auto& w : out.warnings) p.warnings.push_back(std::move(w));
       p.predictor = predictor.name();
       p.predictor_version = predictor.version();
-      const RuntimeConstants& rt = constants.runtime(p.runtime);
-      p.memory = estimate_memory(model, a, p.precision_used, opt.mode, rt);
+      p.memory = memory_for(p.runtime, p.precision_used);
       p.device_memory_gb = d->memory_gb.present ? d->memory_gb.value : 0;
       p.fits = p.device_memory_gb <= 0 || p.memory.total() <= p.device_memory_gb * 1e9;
       if (d->tdp_w.present && d->idle_w.present) {
@@ -226,7 +234,7 @@ nlohmann::json predict_to_json(const PredictResult& r) {
     row["warnings"] = p.warnings;
     rows.push_back(std::move(row));
   }
-  j["predictions"] = rows;
+  j["predictions"] = std::move(rows);
   j["warnings"] = r.warnings;
   return j;
 }
