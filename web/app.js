@@ -231,6 +231,11 @@ function predictSoon() {
 
 // ---- rendering --------------------------------------------------------------------------------------
 
+// Charts are drawn at the width they are shown (text stays readable on a phone), between 300 and max.
+function widthOf(el, max) {
+  return Math.round(Math.max(300, Math.min(max, el.clientWidth || max)));
+}
+
 function colorOf(id) {
   const ids = selectedIds();
   return PALETTE[Math.max(0, ids.indexOf(id)) % PALETTE.length];
@@ -325,9 +330,9 @@ function renderSweep() {
   }
   for (const [gb, c] of capsByY) c.label = `${F.sig(gb)} GB${c.ids.length > 1 ? ` ×${c.ids.length}` : ''}`;
   tp.replaceChildren(h('figcaption', { text: 'Throughput (samples/s)' }),
-    lineChart({ title: 'Throughput vs batch', xLabel: 'batch', yLabel: 'samples/s', series: series((r) => r.throughput_per_s), xTicks: SWEEP }));
+    lineChart({ title: 'Throughput vs batch', xLabel: 'batch', yLabel: 'samples/s', series: series((r) => r.throughput_per_s), xTicks: SWEEP, width: widthOf(tp, 640) }));
   mem.replaceChildren(h('figcaption', { text: 'Peak memory (MiB) with capacities' }),
-    lineChart({ title: 'Peak memory vs batch', xLabel: 'batch', yLabel: 'MiB', series: series((r) => r.peak_memory_mb), hlines: [...capsByY.values()], xTicks: SWEEP }));
+    lineChart({ title: 'Peak memory vs batch', xLabel: 'batch', yLabel: 'MiB', series: series((r) => r.peak_memory_mb), hlines: [...capsByY.values()], xTicks: SWEEP, width: widthOf(mem, 640) }));
   legend.replaceChildren(...[...by].map(([id, rows]) => {
     const sw = h('span', { class: 'swatch', 'aria-hidden': 'true' });
     sw.style.background = colorOf(id);
@@ -371,16 +376,19 @@ function renderBreakdown() {
   const top = types.slice(0, 9).map(([label, value]) => ({ label, value, note: `${Math.round((value / busyMs) * 100)}%` }));
   const rest = types.slice(9).reduce((a, [, v]) => a + v, 0);
   if (rest > 0) top.push({ label: `${types.length - 9} other types`, value: rest, note: `${Math.round((rest / busyMs) * 100)}%`, color: '#868e96' });
-  ops.replaceChildren(barChart({ title: `Predicted time by op type on ${r.device_name}`, items: top, fmt: F.ms }));
+  ops.replaceChildren(barChart({ title: `Predicted time by op type on ${r.device_name}`, items: top, fmt: F.ms, width: widthOf(ops, 560) }));
   const slow = [...kernels].sort((a, b) => b.time_ms - a.time_ms).slice(0, 10)
     .map((k) => ({ label: k.name, value: k.time_ms, note: k.compute_ms >= k.memory_ms ? 'compute' : 'memory', color: k.compute_ms >= k.memory_ms ? PALETTE[1] : PALETTE[0] }));
-  ks.replaceChildren(barChart({ title: `Slowest kernels on ${r.device_name}`, items: slow, fmt: F.ms }));
+  ks.replaceChildren(barChart({ title: `Slowest kernels on ${r.device_name}`, items: slow, fmt: F.ms, width: widthOf(ks, 560) }));
   const peak = (dev.peak_tflops[r.precision] ?? dev.peak_tflops.fp32 ?? (dev.peak_fp32_gflops ?? 0) / 1e3) * 1e12;
   const roofs = [{ name: r.precision, flops: peak }];
   if (r.precision !== 'fp32' && dev.peak_tflops.fp32) roofs.push({ name: 'fp32', flops: dev.peak_tflops.fp32 * 1e12 });
   if (peak > 0 && dev.memory_bandwidth_gbs) {
-    rl.replaceChildren(h('figcaption', { text: `${r.device_name}: datasheet roofs (${F.sig(dev.memory_bandwidth_gbs)} GB/s)` }),
-      roofline({ title: `Roofline of ${r.device_name} with the model's kernels`, roofs, bandwidth: dev.memory_bandwidth_gbs * 1e9, kernels }));
+    const noFlops = kernels.filter((k) => !(k.flops > 0));
+    const noFlopsMs = noFlops.reduce((a, k) => a + k.time_ms, 0);
+    rl.replaceChildren(h('figcaption', { text: `${r.device_name}: datasheet roofs (${F.sig(dev.memory_bandwidth_gbs)} GB/s)` +
+      (noFlops.length ? `; ${noFlops.length} data-movement kernels without FLOPs (${F.ms(noFlopsMs)}) are not placed` : '') }),
+      roofline({ title: `Roofline of ${r.device_name} with the model's kernels`, roofs, bandwidth: dev.memory_bandwidth_gbs * 1e9, kernels, width: widthOf(rl, 760), height: widthOf(rl, 760) < 500 ? 300 : 380 }));
   } else {
     rl.replaceChildren(h('p', { class: 'muted', text: `No peak figures for ${r.device_name}.` }));
   }
@@ -634,6 +642,17 @@ function wire() {
     } catch {
       setStatus($('#status').dataset.state, `Link: ${location.href}`);
     }
+  });
+  let resizeTimer = 0;
+  let lastWidth = window.innerWidth;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      if (!result || Math.abs(window.innerWidth - lastWidth) < 40) return;
+      lastWidth = window.innerWidth;
+      renderSweep();
+      renderBreakdown();
+    }, 200);
   });
   window.addEventListener('hashchange', () => {
     const next = parseFragment(location.hash);

@@ -79,7 +79,7 @@ function axisLabel(v, unit = '') {
  * series: [{name, color, points: [[x, y]...], dashed?}], hlines: [{y, color, label}]
  */
 export function lineChart({ title, xLabel, yLabel, series, hlines = [], width = 640, height = 320, xTicks, yUnit = '' }) {
-  const m = { l: 64, r: 118, t: 16, b: 44 };
+  const m = { l: 58, r: width < 420 ? 84 : 118, t: 16, b: 44 };
   const s = root(width, height, title);
   const xs = series.flatMap((x) => x.points.map((p) => p[0]));
   const ys = series.flatMap((x) => x.points.map((p) => p[1])).concat(hlines.map((h) => h.y));
@@ -137,8 +137,8 @@ export function lineChart({ title, xLabel, yLabel, series, hlines = [], width = 
 /** Horizontal bars: items [{label, value, note?, color?}], values formatted by fmt. */
 export function barChart({ title, items, fmt, width = 520, color = PALETTE[0] }) {
   const rowH = 24;
-  const labelW = 190;
-  const valueW = 116;
+  const labelW = width < 420 ? 140 : 190;
+  const valueW = width < 420 ? 118 : 124;
   const height = Math.max(1, items.length) * rowH + 8;
   const s = root(width, height, title);
   const max = Math.max(...items.map((i) => i.value), 1e-30);
@@ -146,7 +146,8 @@ export function barChart({ title, items, fmt, width = 520, color = PALETTE[0] })
     const y = 4 + i * rowH;
     const w = Math.max(1, (it.value / max) * (width - labelW - valueW - 8));
     const g = svg('g', { class: 'bar' });
-    const label = it.label.length > 28 ? `${it.label.slice(0, 27)}…` : it.label;
+    const maxChars = Math.floor((labelW - 10) / 7.2);
+    const label = it.label.length > maxChars ? `…${it.label.slice(-(maxChars - 1))}` : it.label;
     g.append(text(labelW - 8, y + 16, label, { 'text-anchor': 'end', class: 'bar-label' }));
     g.append(svg('rect', { x: labelW, y: y + 3, width: w.toFixed(1), height: rowH - 8, fill: it.color ?? color, rx: 2 }));
     g.append(text(labelW + w + 6, y + 16, fmt(it.value) + (it.note ? ` ${it.note}` : ''), { class: 'bar-value' }));
@@ -163,15 +164,16 @@ export function barChart({ title, items, fmt, width = 520, color = PALETTE[0] })
 export function roofline({ title, roofs, bandwidth, kernels, width = 640, height = 360 }) {
   const m = { l: 64, r: 24, t: 16, b: 44 };
   const s = root(width, height, title);
-  const pts = kernels.filter((k) => k.time_ms > 0 && k.bytes > 0).map((k) => ({
-    k, i: Math.max(k.flops / k.bytes, 1e-3), p: Math.max(k.flops / (k.time_ms * 1e-3), 1e6),
+  // Kernels without FLOPs (copies, transposes, concatenations) have no place on a log-log roofline.
+  const pts = kernels.filter((k) => k.time_ms > 0 && k.bytes > 0 && k.flops > 0).map((k) => ({
+    k, i: k.flops / k.bytes, p: k.flops / (k.time_ms * 1e-3),
   }));
   const peak = Math.max(...roofs.map((r) => r.flops));
   const ridge = peak / bandwidth;
   const xs = pts.map((p) => p.i).concat([ridge / 100, ridge * 10]);
   const x0 = 10 ** Math.floor(Math.log10(Math.min(...xs)));
   const x1 = 10 ** Math.ceil(Math.log10(Math.max(...xs)));
-  const y1 = 10 ** Math.ceil(Math.log10(peak * 1.2));
+  const y1 = peak * 3;
   const y0 = 10 ** Math.floor(Math.log10(Math.min(...pts.map((p) => p.p), bandwidth * x0, peak / 1e4)));
   const X = logScale(x0, x1, m.l, width - m.r);
   const Y = logScale(y0, y1, height - m.b, m.t);

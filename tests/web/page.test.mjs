@@ -1,0 +1,342 @@
+// Browser tests of the page, the widget and the embed page: headless Debian Chromium driven by
+// playwright-core, against dist/ served on 127.0.0.1 by scripts/serve.mjs. The table must equal the
+// CLI's `perfcard predict --json` for the same model and options; every request must be to the site's
+// own origin; after load the page must keep working with the network cut. Screenshots land in
+// build/screenshots/ for a reviewer.
+//
+//   node web/build.mjs && node --test tests/web/
+//
+// Skipped (with the reason) when Chromium, playwright-core or dist/ is missing; PERFCARD_CLI,
+// PERFCARD_DIST and PERFCARD_CHROMIUM override where things are looked for.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { guard, launch, root, serve, unavailable } from './harness.mjs';
+
+const cli = resolve(process.env.PERFCARD_CLI ?? join(root, 'build', 'native', 'core', 'perfcard'));
+const shots = join(root, 'build', 'screenshots');
+const skip = (await unavailable()) ?? (existsSync(cli) ? false : `native CLI not built (${cli})`);
+if (skip) console.log(`# browser tests skipped: ${skip}`);
+
+const SLOW = 180_000;
+let server;
+let browser;
+let net;
+
+before(async () => {
+  if (skip) return;
+  mkdirSync(shots, { recursive: true });
+  server = await serve();
+  browser = await launch();
+  net = await guard(browser.context, server.origin);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+function runCli(file, args) {
+  const r = spawnSync(cli, ['predict', file, '--json', ...args], { encoding: 'utf8', maxBuffer: 256 << 20 });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+function cliError(file) {
+  const r = spawnSync(cli, ['predict', file, '--json'], { encoding: 'utf8' });
+  assert.equal(r.status, 1);
+  return r.stderr.trim().replace(/^perfcard: error: /, '');
+}
+
+async function newPage() {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.errors = errors;
+  return page;
+}
+
+async function ready(page, label) {
+  await page.waitForFunction((name) => {
+    const s = document.querySelector('#status');
+    const m = document.querySelector('#model-info .model-name strong');
+    return s?.dataset.state === 'ready' && (!name || m?.textContent === name);
+  }, label, { timeout: SLOW });
+}
+
+async function tableRows(page) {
+  return page.$$eval('#table tbody tr', (rows) => rows.map((tr) => ({
+    device: tr.dataset.device,
+    batch: Number(tr.dataset.batch),
+    cells: Object.fromEntries([...tr.querySelectorAll('[data-key]')].map((c) => [c.dataset.key, c.dataset.value])),
+  })));
+}
+
+// Every figure of the table, to full precision, against the CLI's document.
+function assertTableEquals(rows, doc) {
+  assert.equal(rows.length, doc.predictions.length, 'one table row per CLI prediction');
+  const byDevice = new Map(rows.map((r) => [r.device, r]));
+  for (const p of doc.predictions) {
+    const r = byDevice.get(p.device);
+    assert.ok(r, `row for ${p.device}`);
+    assert.equal(r.batch, p.batch);
+    const s = (v) => (v === null ? 'null' : String(v));
+    assert.equal(r.cells.precision, p.precision, `${p.device} precision`);
+    assert.equal(r.cells.latency_ms, s(p.latency_ms), `${p.device} latency`);
+    assert.equal(r.cells.throughput_per_s, s(p.throughput_per_s), `${p.device} throughput`);
+    assert.equal(r.cells.peak_memory_mb, s(p.peak_memory_mb), `${p.device} memory`);
+    assert.equal(r.cells.fits, s(p.fits), `${p.device} fits`);
+    assert.equal(r.cells.energy_j_per_sample, s(p.energy_j_per_sample), `${p.device} energy`);
+    assert.equal(r.cells.carbon_g_per_1000, s(p.carbon_g_per_1000), `${p.device} carbon`);
+    assert.equal(r.cells.mig, s(p.mig ? p.mig.recommended : null), `${p.device} MIG`);
+  }
+}
+
+async function exportJson(page) {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+  return JSON.parse(readFileSync(await download.path(), 'utf8'));
+}
+
+describe('the page', { skip, timeout: 20 * 60_000 }, () => {
+  let page;
+
+  test('loads with the default model preloaded, CSP in place, only same-origin requests', { timeout: SLOW }, async () => {
+    page = await newPage();
+    await page.goto(`${server.origin}/`);
+    await ready(page, 'resnet50.onnx');
+    const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+    assert.match(csp, /default-src 'self'/);
+    assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'/);
+    assert.doesNotMatch(csp, /unsafe-inline|\*/);
+    const rows = await tableRows(page);
+    assert.equal(rows.length, 16, 'every GPU by default');
+    assertTableEquals(rows, runCli(join(root, 'public/examples/resnet50.onnx'), ['--device', 'all', '--batch', '1']));
+    assert.match(await page.textContent('#cli'), /^perfcard predict public\/examples\/resnet50\.onnx --device all --batch 1 --json$/);
+    await page.screenshot({ path: join(shots, 'page-desktop.png'), fullPage: true });
+    assert.deepEqual(net.foreign, []);
+    assert.deepEqual(page.errors, []);
+  });
+
+  test('pick an example, change settings: the table equals perfcard predict --json', { timeout: SLOW }, async () => {
+    await page.click('button[data-example="bert_base"]');
+    await ready(page, 'bert_base.onnx');
+    assert.equal(await page.inputValue('input[data-dim="sequence"]'), '128', 'symbolic dims become fields');
+    await page.fill('#batch', '8');
+    await page.selectOption('#precision', 'bf16');
+    await page.selectOption('#region', 'fr');
+    await page.fill('#target', '5');
+    await page.waitForFunction(() => document.querySelector('#cli').textContent.includes('--latency-target-ms 5'), null, { timeout: SLOW });
+    await ready(page, 'bert_base.onnx');
+    const file = join(root, 'public/examples/bert_base.onnx');
+    const args = ['--device', 'all', '--batch', '8', '--precision', 'bf16', '--dim', 'sequence=128', '--region', 'fr', '--latency-target-ms', '5'];
+    const doc = runCli(file, args);
+    assertTableEquals(await tableRows(page), doc);
+    const exported = await exportJson(page);
+    assert.deepEqual(exported.prediction, doc, 'exported JSON is the CLI document');
+    assert.equal(exported.cli, `perfcard predict bert_base.onnx ${args.join(' ')} --json`);
+    // The settings are in the fragment (never model bytes).
+    const hash = new URLSearchParams((await page.evaluate(() => location.hash)).slice(1));
+    assert.equal(hash.get('example'), 'bert_base');
+    assert.equal(hash.get('batch'), '8');
+    assert.equal(hash.get('precision'), 'bf16');
+    assert.equal(hash.get('dim.sequence'), '128');
+    // CSV: a header and one line per device and batch (table batch + the sweep).
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+    const csv = readFileSync(await dl.path(), 'utf8').trim().split('\n');
+    assert.match(csv[0], /^device,device_name,batch,/);
+    assert.equal(csv.length - 1, 16 * 8, '16 devices x the 8 batch sizes of the sweep (which includes the table batch 8)');
+    await page.screenshot({ path: join(shots, 'page-bert.png'), fullPage: false });
+    assert.deepEqual(page.errors, []);
+  });
+
+  test('charts, per-layer breakdown, roofline and MIG view are drawn', { timeout: SLOW }, async () => {
+    assert.ok(await page.$('#chart-throughput svg polyline'), 'throughput vs batch');
+    assert.ok(await page.$$eval('#chart-memory svg line[stroke-dasharray]', (l) => l.length) > 0, 'capacity lines');
+    assert.ok(await page.$$eval('#chart-optypes svg rect', (r) => r.length) >= 3, 'op-type bars');
+    assert.ok(await page.$$eval('#chart-roofline svg circle', (c) => c.length) > 10, 'kernels on the roofline');
+    assert.ok(await page.$$eval('#mig .mig-card', (c) => c.length) >= 5, 'MIG cards');
+    await page.selectOption('#focus', 'l4');
+    assert.match(await page.textContent('#breakdown-note'), /NVIDIA L4/);
+    const prov = await page.textContent('#provenance');
+    assert.match(prov, /roofline-\d/);
+    assert.match(prov, /held-out/i);
+    const res = await page.request.get(`${server.origin}/accuracy.html`);
+    assert.equal(res.status(), 200);
+    assert.match(await res.text(), /Accuracy of the roofline predictor/);
+  });
+
+  test('keyboard: sort by a column from the keyboard', { timeout: SLOW }, async () => {
+    await page.focus('button[data-sort="throughput_per_s"]');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getAttribute('th[data-key="throughput_per_s"]', 'aria-sort'), 'descending');
+    const tp = (await tableRows(page)).map((r) => Number(r.cells.throughput_per_s));
+    assert.deepEqual(tp, [...tp].sort((a, b) => b - a));
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getAttribute('th[data-key="throughput_per_s"]', 'aria-sort'), 'ascending');
+  });
+
+  test('drop a file', { timeout: SLOW }, async () => {
+    const file = join(root, 'tests/data/models/tiny_conv.onnx');
+    const b64 = readFileSync(file).toString('base64');
+    const dt = await page.evaluateHandle((data) => {
+      const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+      const t = new DataTransfer();
+      t.items.add(new File([bytes], 'tiny_conv.onnx'));
+      return t;
+    }, b64);
+    await page.dispatchEvent('#drop', 'drop', { dataTransfer: dt });
+    await ready(page, 'tiny_conv.onnx');
+    const hash = await page.evaluate(() => location.hash);
+    assert.doesNotMatch(hash, /example=|tiny_conv/, 'a local file is not part of the link');
+    assertTableEquals(await tableRows(page), runCli(file, ['--device', 'all', '--batch', '8', '--precision', 'bf16', '--region', 'fr', '--latency-target-ms', '5']));
+  });
+
+  test('a bad file shows a clear error and the page keeps working', { timeout: SLOW }, async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+    await page.setInputFiles('#file', { name: 'holiday.onnx', mimeType: 'application/octet-stream', buffer: png });
+    await page.waitForSelector('#error:not([hidden])', { timeout: SLOW });
+    const message = await page.textContent('#error');
+    const tmp = join(mkdtempSync(join(tmpdir(), 'perfcard-web-')), 'holiday.onnx');
+    writeFileSync(tmp, png);
+    assert.equal(message, `Could not open holiday.onnx: ${cliError(tmp)}`);
+    await page.screenshot({ path: join(shots, 'page-error.png') });
+    assert.equal(await page.getAttribute('#status', 'data-state'), 'ready', 'the previous model is still shown');
+    // Truncated model.
+    const half = readFileSync(join(root, 'public/examples/resnet50.onnx')).subarray(0, 9000);
+    await page.setInputFiles('#file', { name: 'half.onnx', mimeType: 'application/octet-stream', buffer: half });
+    await page.waitForFunction(() => document.querySelector('#error').textContent.startsWith('Could not open half.onnx:'), null, { timeout: SLOW });
+    // And it still works.
+    await page.click('button[data-example="resnet50"]');
+    await ready(page, 'resnet50.onnx');
+    assert.equal(await page.isHidden('#error'), true);
+    assert.equal((await tableRows(page)).length, 16);
+  });
+
+  test('after load, the page works with the network cut', { timeout: SLOW }, async () => {
+    net.offline(true);
+    await browser.context.setOffline(true);
+    try {
+      await page.fill('#batch', '32');
+      await page.waitForFunction(() => document.querySelector('#cli').textContent.includes('--batch 32'), null, { timeout: SLOW });
+      await ready(page, 'resnet50.onnx');
+      const rows = await tableRows(page);
+      assert.ok(rows.length > 0 && rows.every((r) => r.batch === 32));
+      const file = join(root, 'tests/data/models/tiny_conv.onnx');
+      await page.setInputFiles('#file', file);
+      await ready(page, 'tiny_conv.onnx');
+      assert.deepEqual(net.requestsWhileOffline, [], 'no request while offline');
+    } finally {
+      await browser.context.setOffline(false);
+      net.offline(false);
+    }
+    assert.deepEqual(net.foreign, [], 'no request outside the site, ever');
+  });
+
+  test('state in the URL fragment is restored', { timeout: SLOW }, async () => {
+    const p = await newPage();
+    await p.goto(`${server.origin}/#example=bert_base&batch=4&devices=l4,t4&precision=fp32&dim.sequence=64&sort=throughput_per_s&dir=desc`);
+    await ready(p, 'bert_base.onnx');
+    assert.equal(await p.inputValue('#batch'), '4');
+    assert.equal(await p.inputValue('#precision'), 'fp32');
+    assert.equal(await p.inputValue('input[data-dim="sequence"]'), '64');
+    const rows = await tableRows(p);
+    assert.deepEqual(rows.map((r) => r.device).sort(), ['l4', 't4']);
+    assertTableEquals(rows, runCli(join(root, 'public/examples/bert_base.onnx'), ['--device', 'l4,t4', '--batch', '4', '--precision', 'fp32', '--dim', 'sequence=64']));
+    await p.close();
+  });
+
+  test('works at phone width', { timeout: SLOW }, async () => {
+    const p = await newPage();
+    await p.setViewportSize({ width: 390, height: 844 });
+    await p.goto(`${server.origin}/#example=llama7b_decoder&devices=h100-sxm5-80gb,a100-sxm4-80gb,l4`);
+    await ready(p, 'llama7b_decoder.onnx');
+    const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
+    await p.screenshot({ path: join(shots, 'page-phone.png'), fullPage: true });
+    assert.deepEqual(p.errors, []);
+    await p.close();
+  });
+
+  test('a 1 GB file does not freeze the page', { timeout: 10 * 60_000 }, async (t) => {
+    const big = join(root, 'build', 'bench-models', 'mlp_1gb.onnx');
+    if (!existsSync(big)) return t.skip('no build/bench-models/mlp_1gb.onnx (scripts/make_bench_models.py makes it)');
+    const p = await newPage();
+    await p.goto(`${server.origin}/`);
+    await ready(p, 'resnet50.onnx');
+    // The main thread's longest stall while the worker reads and parses the file.
+    await p.evaluate(() => {
+      window.__stall = { max: 0, last: performance.now(), progress: 0 };
+      window.__stallTimer = setInterval(() => {
+        const now = performance.now();
+        window.__stall.max = Math.max(window.__stall.max, now - window.__stall.last);
+        window.__stall.last = now;
+        if (!document.querySelector('#progress').hidden) window.__stall.progress++;
+      }, 20);
+    });
+    const t0 = Date.now();
+    await p.setInputFiles('#file', big);
+    await ready(p, 'mlp_1gb.onnx');
+    const seconds = (Date.now() - t0) / 1000;
+    const stall = await p.evaluate(() => { clearInterval(window.__stallTimer); return window.__stall; });
+    console.log(`# 1 GB file: ${seconds.toFixed(1)} s to the first prediction, longest main-thread stall ${stall.max.toFixed(0)} ms, ${stall.progress} ticks with progress shown (${(statSync(big).size / 2 ** 30).toFixed(2)} GiB)`);
+    assert.ok(stall.progress > 0, 'progress was shown');
+    assert.ok(stall.max < 1000, `the main thread stalled for ${stall.max} ms`);
+    await p.close();
+  });
+});
+
+describe('the widget and the embed page', { skip, timeout: 10 * 60_000 }, () => {
+  test('<perf-card> renders the same numbers as the CLI', { timeout: SLOW }, async () => {
+    const page = await newPage();
+    await page.goto(`${server.origin}/widget.html`);
+    await page.waitForSelector('#w-resnet[data-state=ready]', { timeout: SLOW });
+    await page.waitForSelector('#w-bert[data-state=ready]', { timeout: SLOW });
+    const doc = runCli(join(root, 'public/examples/resnet50.onnx'), ['--device', 'h100-sxm5-80gb,l4', '--batch', '1,8']);
+    const got = await page.$eval('#w-resnet', (el) => el.prediction);
+    assert.deepEqual(got, doc);
+    const rows = await page.$$eval('#w-resnet', (els) => [...els[0].shadowRoot.querySelectorAll('tbody tr')].map((tr) => [tr.dataset.device, tr.dataset.batch, tr.querySelector('td[data-value]').dataset.value]));
+    assert.deepEqual(rows, doc.predictions.map((p) => [p.device, String(p.batch), String(p.latency_ms)]));
+    const bert = await page.$eval('#w-bert', (el) => el.prediction);
+    assert.deepEqual(bert, runCli(join(root, 'public/examples/bert_base.onnx'), ['--device', 'a100-sxm4-80gb,l4,t4', '--batch', '8', '--dim', 'sequence=128', '--region', 'fr']));
+    await page.locator('#w-resnet').screenshot({ path: join(shots, 'widget.png') });
+    await page.locator('#w-bert').screenshot({ path: join(shots, 'widget-bert.png') });
+    // The iframe embed.
+    const frame = page.frameLocator('#embed');
+    await frame.locator('perf-card[data-state=ready]').waitFor({ timeout: SLOW });
+    await page.locator('#embed').screenshot({ path: join(shots, 'embed.png') });
+    assert.deepEqual(page.errors, []);
+    assert.deepEqual(net.foreign, []);
+    await page.close();
+  });
+
+  test('a widget with a bad src says so', { timeout: SLOW }, async () => {
+    const page = await newPage();
+    await page.goto(`${server.origin}/embed.html#src=examples/missing.onnx`);
+    await page.waitForSelector('perf-card[data-state=error]', { timeout: SLOW });
+    const text = await page.$eval('perf-card', (el) => el.shadowRoot.textContent);
+    assert.match(text, /cannot load missing\.onnx: HTTP 404/);
+    await page.close();
+  });
+});
+
+describe('perfcard card', { skip, timeout: SLOW }, () => {
+  test('the SVG card renders and carries the CLI numbers', { timeout: SLOW }, async () => {
+    const out = join(shots, 'card.svg');
+    const r = spawnSync(cli, ['card', join(root, 'public/examples/resnet50.onnx'), '--device', 'h100-sxm5-80gb,a100-sxm4-80gb,l4,t4', '--batch', '1,8', '--title', 'ResNet-50', '--out', out], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const svgText = readFileSync(out, 'utf8');
+    assert.match(svgText, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    assert.doesNotMatch(svgText, /<script|href=/i, 'static: no scripts, no links');
+    const page = await newPage();
+    await page.setContent(`<!doctype html><body style="margin:0;background:#f6f7f9">${svgText}</body>`);
+    const box = await page.$eval('svg', (s) => { const b = s.getBoundingClientRect(); return { w: b.width, h: b.height }; });
+    assert.ok(box.w > 300 && box.h > 100);
+    await page.locator('svg').screenshot({ path: join(shots, 'card.png') });
+    await page.close();
+  });
+});
