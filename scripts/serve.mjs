@@ -4,8 +4,9 @@
 // Bounded: at most --max-connections sockets, idle sockets closed, and an optional --max-seconds after
 // which it exits.
 //
-//   node scripts/serve.mjs [--root dist] [--port 8080] [--max-seconds N] [--quiet]
-//   (--port 0 picks a free port; the URL is printed as "serving http://127.0.0.1:PORT/")
+//   node scripts/serve.mjs [--root dist] [--port 8080] [--max-seconds N] [--open-path '#example=resnet50'] [--quiet]
+//   (--port 0 picks a free port; a busy port moves to the next of ten; the URL is printed as
+//   "serving http://127.0.0.1:PORT/")
 import { createReadStream, realpathSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
@@ -20,6 +21,7 @@ const port = Number(opt('port', process.env.PORT ?? '8080'));
 const maxSeconds = Number(opt('max-seconds', '0'));
 const maxConnections = Number(opt('max-connections', '64'));
 const quiet = argv.includes('--quiet');
+const openPath = opt('open-path', '');
 
 const types = {
   '.html': 'text/html; charset=utf-8',
@@ -80,8 +82,21 @@ server.maxConnections = maxConnections;
 server.keepAliveTimeout = 5000;
 server.headersTimeout = 10000;
 server.requestTimeout = 30000;
-server.listen(port, '127.0.0.1', () => {
-  console.log(`serving http://127.0.0.1:${server.address().port}/ from ${root}`);
+let tries = 0;
+server.on('error', (e) => {
+  if (e.code === 'EADDRINUSE' && port !== 0 && tries < 10) {
+    tries++;
+    server.listen(port + tries, '127.0.0.1');
+    return;
+  }
+  console.error(`serve.mjs: ${e.message}`);
+  process.exit(1);
 });
+server.on('listening', () => {
+  const url = `http://127.0.0.1:${server.address().port}/`;
+  console.log(`serving ${url} from ${root}`);
+  if (openPath) console.log(`open ${url}${openPath}`);
+});
+server.listen(port, '127.0.0.1');
 if (maxSeconds > 0) setTimeout(() => { server.close(); server.closeAllConnections?.(); }, maxSeconds * 1000).unref?.();
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { server.close(); process.exit(0); });

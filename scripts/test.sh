@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Runs the tests of both builds: ctest in build/native and build/wasm (the same Catch2 tests, natively
 # and under node), then the JS API tests (node --test tests/wasm/), which compare the wasm module with
-# the native CLI. Build first with scripts/build.sh. Every suite runs; the exit status says if any failed.
+# the native CLI, then the browser tests (node --test tests/web/: the site built into dist/, served on
+# 127.0.0.1, driven in headless Debian Chromium through playwright-core; Chromium is installed with
+# scripts/setup.sh --browser and playwright-core with npm ci when missing; only if Chromium cannot be
+# installed are they skipped, with a message). Build first with scripts/build.sh. Every suite runs; the
+# exit status says if any failed.
 #
 #   scripts/test.sh               everything
 #   scripts/test.sh --native-only
@@ -37,12 +41,33 @@ need() {
   fi
 }
 
+browser_tests() {
+  if [ ! -x /usr/bin/chromium ]; then
+    echo "test.sh: Chromium is missing; installing it (scripts/setup.sh --browser)"
+    bash scripts/setup.sh --browser || true
+  fi
+  if [ ! -x /usr/bin/chromium ]; then
+    echo "test.sh: SKIPPED the browser tests (tests/web/): Chromium could not be installed (scripts/setup.sh --browser failed)" >&2
+    return 0
+  fi
+  if [ ! -f node_modules/playwright-core/package.json ]; then
+    echo "test.sh: installing playwright-core (npm ci)"
+    if ! npm ci --no-audit --no-fund --loglevel=error; then
+      failed+=("npm ci (playwright-core for the browser tests)")
+      return 0
+    fi
+  fi
+  run "site build (node web/build.mjs)" node web/build.mjs --quiet
+  run "browser (node --test tests/web/)" node --test --test-concurrency=1 tests/web/
+}
+
 if [ "$native" = 1 ] && need build/native; then
   run "ctest native" ctest --test-dir build/native --output-on-failure -j "$jobs"
 fi
 if [ "$wasm" = 1 ] && need build/wasm; then
   run "ctest wasm" ctest --test-dir build/wasm --output-on-failure -j "$jobs"
   run "JS API (node --test tests/wasm/)" node --test tests/wasm/
+  browser_tests
 fi
 
 if [ "${#failed[@]}" -gt 0 ]; then
