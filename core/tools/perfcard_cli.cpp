@@ -174,7 +174,7 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
     }
     return 0;
   }
-  if (json) std::cout << doc.dump(2) << "\n";
+  if (json) std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else perfcard::tools::print_predict_table(std::cout, doc);
   return 0;
 }
@@ -228,7 +228,7 @@ int run_eval(const std::vector<std::string>& args) {
     } catch (const std::exception& e) {
       out["error"] = e.what();
     }
-    std::cout << out.dump() << "\n";
+    std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
   return 0;
 }
@@ -271,7 +271,7 @@ int run_analyze(const std::vector<std::string>& args) {
   perfcard::Model model = perfcard::load_model(file.bytes());
   perfcard::Analysis analysis = perfcard::analyze(model, opt);
   nlohmann::json doc = perfcard::analysis_to_json(model, analysis, per_node);
-  if (json) std::cout << doc.dump(2) << "\n";
+  if (json) std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else perfcard::tools::print_summary(std::cout, path, doc, per_node);
   return 0;
 }
@@ -297,5 +297,8 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::cerr << "perfcard: error: out of memory\n";
     return 1;
+  } catch (const std::exception& e) {  // a bug, not bad input: still an exit code, never an abort
+    std::cerr << "perfcard: internal error: " << e.what() << "\n";
+    return 3;
   }
 }
