@@ -46,7 +46,7 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
       if (v >= 0) touch(v, int(i));
   for (int v : g.outputs) touch(v, int(steps) - 1);
 
-  std::vector<double> delta(steps + 1, 0.0);
+  std::vector<double> delta(steps + 2, 0.0);  // +2: a graph without nodes still has step 0 for its inputs
   for (std::size_t v = 0; v < nv; ++v) {
     if (!is_buffer[v]) continue;
     const ValueShape& vs = s.values[v];
@@ -61,7 +61,10 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
   double live = 0;
   for (std::size_t i = 0; i < steps; ++i) {
     live += delta[i];
-    if (live > double(r.peak_bytes)) { r.peak_bytes = std::uint64_t(live); r.peak_step = int(i); }
+    if (live > double(r.peak_bytes)) {  // saturates: a sum of huge buffers can pass 2^64 bytes
+      r.peak_bytes = live >= 18446744073709551615.0 ? UINT64_MAX : std::uint64_t(live);
+      r.peak_step = int(i);
+    }
   }
   return r;
 }

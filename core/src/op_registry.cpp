@@ -30,6 +30,10 @@ constexpr OpSpec kOps[] = {
     {"", "QLinearMatMul", C::MatMul, rule_matmul, cost_matmul, 0},
     {"", "Gemm", C::MatMul, rule_gemm, cost_matmul, 0},
     {"", "Einsum", C::MatMul, rule_einsum, cost_einsum, 0},
+    // recurrent layers: per gate element, bias adds + activation + state update (~ 4 FLOPs)
+    {"", "RNN", C::MatMul, rule_rnn, cost_rnn, 3},
+    {"", "GRU", C::MatMul, rule_rnn, cost_rnn, 4},
+    {"", "LSTM", C::MatMul, rule_rnn, cost_rnn, 4},
     // ---- pooling
     {"", "MaxPool", C::Pooling, rule_pool, cost_pool, 1},
     {"", "AveragePool", C::Pooling, rule_pool, cost_pool, 1},
@@ -170,6 +174,20 @@ constexpr OpSpec kOps[] = {
     {"", "Compress", C::DataMovement, rule_compress, cost_none, 0},
     {"", "Unique", C::DataMovement, rule_unique, cost_per_input, 2},
     {"", "NonMaxSuppression", C::Other, rule_nms, cost_none, 0},
+    {"", "MaxRoiPool", C::Pooling, rule_max_roi_pool, cost_per_output, 1},
+    {"", "MaxUnpool", C::DataMovement, rule_max_unpool, cost_none, 0},
+    // ---- generators and signal ops
+    {"", "RandomNormal", C::Elementwise, rule_random, cost_per_output, 4},
+    {"", "RandomUniform", C::Elementwise, rule_random, cost_per_output, 2},
+    {"", "RandomNormalLike", C::Elementwise, rule_random, cost_per_output, 4},
+    {"", "RandomUniformLike", C::Elementwise, rule_random, cost_per_output, 2},
+    {"", "Bernoulli", C::Elementwise, rule_random, cost_per_output, 3},
+    {"", "Multinomial", C::Other, rule_random, cost_per_input, 2},
+    {"", "HannWindow", C::Elementwise, rule_window, cost_per_output, 3},
+    {"", "HammingWindow", C::Elementwise, rule_window, cost_per_output, 3},
+    {"", "BlackmanWindow", C::Elementwise, rule_window, cost_per_output, 5},
+    {"", "DFT", C::Other, rule_dft, cost_dft, 0},
+    {"", "Det", C::Other, rule_det, cost_det, 0},
     // ---- views: no data moved in eager runtimes
     {"", "Reshape", C::View, rule_reshape, cost_none, 0},
     {"", "Flatten", C::View, rule_flatten, cost_none, 0},

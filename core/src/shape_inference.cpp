@@ -28,6 +28,22 @@ std::uint64_t ValueShape::bytes() const { return (elements() * std::uint64_t(dty
 namespace {
 
 constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 50;  // beyond any real tensor
+constexpr int kMaxRank = 64;                                      // as the loader's default limit
+
+// Every shape that enters the walk or leaves a rule is checked, so that rules can do arithmetic on dims
+// (products of any of them) without overflow, and fold contents without reading past them.
+void check_shape(ValueShape& s, const std::string& what, const Location& loc) {
+  if (s.rank > kMaxRank)
+    throw Error(what + " would have rank " + std::to_string(s.rank) + ", above the limit of " + std::to_string(kMaxRank), loc);
+  std::uint64_t e = 1;
+  for (auto d : s.dims) {
+    if (d < -1) throw Error(what + " would have a negative dim (" + std::to_string(d) + ")", loc);
+    if (d <= 0) continue;
+    if (e > kMaxElements / std::uint64_t(d)) throw Error(what + " would have more than 2^50 elements", loc);
+    e *= std::uint64_t(d);
+  }
+  if (s.value && (!s.fully_known() || s.value->size() != s.elements())) s.value.reset();  // inconsistent: drop
+}
 
 class Inference {
  public:
@@ -37,7 +53,14 @@ class Inference {
     const Graph& g = model_.graph;
     GraphShapes& gs = result_.graph;
     seed_common(g, gs, {});
-    for (int v : g.inputs) gs.values[std::size_t(v)] = bind_declared(g.values[std::size_t(v)], true);
+    for (int v : g.inputs) {
+      gs.values[std::size_t(v)] = bind_declared(g.values[std::size_t(v)], true);
+      check_shape(gs.values[std::size_t(v)], "input '" + g.values[std::size_t(v)].name + "'", {});
+    }
+    // Symbols of the main inputs that the caller left unbound keep their default everywhere (value_info,
+    // bodies), so that one symbol never has two sizes.
+    for (const auto& u : result_.symbols)
+      if (!u.bound) bind_.values.emplace(u.name, u.value);
     walk(g, gs, {});
   }
 
@@ -49,6 +72,7 @@ class Inference {
       const Value& v = g.values[std::size_t(g.inputs[i])];
       ValueShape s = i < inputs.size() ? inputs[i] : ValueShape{};
       if (s.rank < 0 && v.has_declared) s = bind_declared(v, false);
+      check_shape(s, "subgraph input '" + v.name + "'", Location{{}, {}, {}, g.path});
       gs.values[std::size_t(g.inputs[i])] = std::move(s);
     }
     walk(g, gs, scopes);
@@ -59,7 +83,7 @@ class Inference {
 
  private:
   const Model& model_;
-  const DimBindings& bind_;
+  DimBindings bind_;  // the caller's bindings, plus the defaults used for unbound input symbols
   ShapeResult& result_;
   std::set<std::string> reported_symbols_;
 
@@ -97,9 +121,14 @@ class Inference {
         continue;
       }
       auto it = d.symbol.empty() ? bind_.values.end() : bind_.values.find(d.symbol);
+      if (!is_main_input) {
+        // value_info and body inputs: a symbol of no graph input (an exporter's "unk__3") stays unknown
+        // rather than taking a silent default
+        s.dims.push_back(it != bind_.values.end() ? it->second : -1);
+        continue;
+      }
       std::int64_t value = it != bind_.values.end() ? it->second : bind_.unbound_default;
       s.dims.push_back(value);
-      if (!is_main_input) continue;
       if (d.symbol.empty()) {
         result_.warnings.push_back({"input '" + v.name + "' dim " + std::to_string(i) +
                                         " is dynamic and unnamed; using " + std::to_string(value),
@@ -125,33 +154,49 @@ class Inference {
         std::vector<const GraphShapes*> inner = scopes;
         inner.push_back(&gs);
         ShapeContext ctx(model_, g, n, gs.values, gs.subgraphs[std::size_t(ni)], bind_, result_.warnings,
-                         inner.data(), int(inner.size()));
+                         result_.unknown_ops, inner.data(), int(inner.size()));
         spec->shape(ctx);
         gs.status[std::size_t(ni)] = NodeStatus::Inferred;
+        // Where a rule could not tell the rank or the type (its inputs come from an op without a rule),
+        // a declared type (graph output, value_info) fills in, if it has no unknown dims.
+        for (int o : n.outputs) {
+          if (o < 0) continue;
+          ValueShape& out = gs.values[std::size_t(o)];
+          const Value& val = g.values[std::size_t(o)];
+          if (!val.has_declared) continue;
+          if (out.dtype == DType::Undefined) out.dtype = val.declared.dtype;
+          if (out.rank < 0 && val.declared.has_shape) {
+            ValueShape d = bind_declared(val, false);
+            if (d.fully_known()) out = std::move(d);
+          }
+        }
+        // A data-dependent estimate taints what is computed from it: outputs with dims, and contents
+        // (a Gather of an estimated Shape is as much an estimate as the dim it reads).
+        bool estimated_input = false;
+        for (int v : n.inputs) estimated_input |= v >= 0 && gs.values[std::size_t(v)].estimated;
+        if (estimated_input)
+          for (int o : n.outputs)
+            if (o >= 0 && (gs.values[std::size_t(o)].rank > 0 || gs.values[std::size_t(o)].value))
+              gs.values[std::size_t(o)].estimated = true;
       } else {
         bool all = !n.outputs.empty();
         for (int o : n.outputs) {
           if (o < 0) continue;
           const Value& val = g.values[std::size_t(o)];
-          if (val.has_declared && val.declared.has_shape) gs.values[std::size_t(o)] = bind_declared(val, false);
-          else all = false;
+          if (val.has_declared && val.declared.has_shape) {
+            gs.values[std::size_t(o)] = bind_declared(val, false);
+          } else {
+            if (val.has_declared) gs.values[std::size_t(o)].dtype = val.declared.dtype;  // a type, no shape
+            all = false;
+          }
         }
         gs.status[std::size_t(ni)] = all ? NodeStatus::FromValueInfo : NodeStatus::Unknown;
         std::string op = n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type;
         if (!all && std::find(result_.unknown_ops.begin(), result_.unknown_ops.end(), op) == result_.unknown_ops.end())
           result_.unknown_ops.push_back(op);
       }
-      for (int o : n.outputs) {
-        if (o < 0) continue;
-        const ValueShape& s = gs.values[std::size_t(o)];
-        std::uint64_t e = 1;
-        for (auto d : s.dims) {
-          if (d < 0) continue;
-          if (d != 0 && e > kMaxElements / std::uint64_t(d))
-            throw Error("output '" + g.values[std::size_t(o)].name + "' would have more than 2^50 elements", loc);
-          e *= std::uint64_t(d);
-        }
-      }
+      for (int o : n.outputs)
+        if (o >= 0) check_shape(gs.values[std::size_t(o)], "output '" + g.values[std::size_t(o)].name + "'", loc);
     }
   }
 
@@ -162,9 +207,10 @@ class Inference {
 
 ShapeContext::ShapeContext(const Model& model, const Graph& graph, const Node& node, std::vector<ValueShape>& values,
                            std::vector<GraphShapes>& subgraphs, const DimBindings& bindings,
-                           std::vector<Diagnostic>& warnings, const GraphShapes* const* scopes, int scope_depth)
+                           std::vector<Diagnostic>& warnings, std::vector<std::string>& unknown_ops,
+                           const GraphShapes* const* scopes, int scope_depth)
     : model_(model), graph_(graph), node_(node), values_(values), subgraphs_(subgraphs), bindings_(bindings),
-      warnings_(warnings), scopes_(scopes), scope_depth_(scope_depth), opset_(model.opset(node.domain)) {
+      warnings_(warnings), unknown_ops_(unknown_ops), scopes_(scopes), scope_depth_(scope_depth), opset_(model.opset(node.domain)) {
   if (node.domain.empty() && opset_ == 0) opset_ = 1;
 }
 
@@ -212,9 +258,18 @@ std::vector<ValueShape> ShapeContext::run_subgraph(const Graph& body, const std:
   Inference inf(model_, bindings_, scratch);
   std::vector<const GraphShapes*> scopes(scopes_, scopes_ + scope_depth_);
   auto outs = inf.run_sub(body, subgraphs_[slot], inputs, scopes);
-  for (auto& w : scratch.warnings) warnings_.push_back(std::move(w));
-  for (auto& op : scratch.unknown_ops)
-    warnings_.push_back({"op " + op + " in subgraph " + body.path + " has no shape rule", {}});
+  auto add = [&](Diagnostic w) {  // a body inferred twice (Loop) warns once
+    bool dup = std::any_of(warnings_.begin(), warnings_.end(), [&](const Diagnostic& d) {
+      return d.message == w.message && d.where.node == w.where.node && d.where.graph == w.where.graph;
+    });
+    if (!dup) warnings_.push_back(std::move(w));
+  };
+  for (auto& w : scratch.warnings) add(std::move(w));
+  // Ops of a body without a rule are unknown ops of the model, listed with the top-level ones.
+  for (auto& op : scratch.unknown_ops) {
+    if (std::find(unknown_ops_.begin(), unknown_ops_.end(), op) == unknown_ops_.end()) unknown_ops_.push_back(op);
+    add({"op " + op + " in subgraph " + body.path + " has no shape rule", {}});
+  }
   return outs;
 }
 

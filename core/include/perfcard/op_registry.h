@@ -56,7 +56,8 @@ class ShapeContext {
  public:
   ShapeContext(const Model& model, const Graph& graph, const Node& node, std::vector<ValueShape>& values,
                std::vector<GraphShapes>& subgraphs, const DimBindings& bindings,
-               std::vector<Diagnostic>& warnings, const GraphShapes* const* scopes, int scope_depth);
+               std::vector<Diagnostic>& warnings, std::vector<std::string>& unknown_ops,
+               const GraphShapes* const* scopes, int scope_depth);
 
   const Node& node() const { return node_; }
   std::int64_t opset() const { return opset_; }
@@ -73,6 +74,7 @@ class ShapeContext {
   void set_output_value(std::size_t i, DType t, std::vector<std::int64_t> dims, ConstData v);
 
   // Runs inference over a subgraph attribute with the given input types; returns its output types.
+  // Warnings and unknown ops of the body join the top-level lists.
   std::vector<ValueShape> run_subgraph(const Graph& body, const std::vector<ValueShape>& inputs);
 
   [[noreturn]] void fail(const std::string& message) const;
@@ -87,6 +89,7 @@ class ShapeContext {
   std::vector<GraphShapes>& subgraphs_;
   const DimBindings& bindings_;
   std::vector<Diagnostic>& warnings_;
+  std::vector<std::string>& unknown_ops_;
   const GraphShapes* const* scopes_;
   int scope_depth_;
   std::int64_t opset_;

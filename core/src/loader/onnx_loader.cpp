@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <queue>
 
 #include "loader/wire_reader.h"
@@ -26,6 +27,86 @@ using wire::WireType;
 float bits_to_float(std::uint32_t b) { float f; std::memcpy(&f, &b, 4); return f; }
 double bits_to_double(std::uint64_t b) { double d; std::memcpy(&d, &b, 8); return d; }
 
+// Element counts above this are no real tensor; keeping every shape below it keeps the arithmetic on
+// dims (products, sums of products) far from int64 overflow. Shape inference uses the same bound.
+constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 50;
+
+// Field names of the messages the wire reader walks, for error messages.
+const char* model_field(std::uint32_t n) {
+  switch (n) {
+    case 1: return "ir_version"; case 2: return "producer_name"; case 3: return "producer_version";
+    case 4: return "domain"; case 5: return "model_version"; case 6: return "doc_string"; case 7: return "graph";
+    case 8: return "opset_import"; case 14: return "metadata_props"; case 20: return "training_info";
+    case 25: return "functions"; default: return nullptr;
+  }
+}
+const char* graph_field(std::uint32_t n) {
+  switch (n) {
+    case 1: return "node"; case 2: return "name"; case 5: return "initializer"; case 10: return "doc_string";
+    case 11: return "input"; case 12: return "output"; case 13: return "value_info";
+    case 14: return "quantization_annotation"; case 15: return "sparse_initializer"; default: return nullptr;
+  }
+}
+const char* node_field(std::uint32_t n) {
+  switch (n) {
+    case 1: return "input"; case 2: return "output"; case 3: return "name"; case 4: return "op_type";
+    case 5: return "attribute"; case 6: return "doc_string"; case 7: return "domain"; default: return nullptr;
+  }
+}
+const char* attribute_field(std::uint32_t n) {
+  switch (n) {
+    case 1: return "name"; case 2: return "f"; case 3: return "i"; case 4: return "s"; case 5: return "t";
+    case 6: return "g"; case 7: return "floats"; case 8: return "ints"; case 9: return "strings";
+    case 10: return "tensors"; case 11: return "graphs"; case 13: return "doc_string"; case 20: return "type";
+    case 21: return "ref_attr_name"; default: return nullptr;
+  }
+}
+const char* tensor_field(std::uint32_t n) {
+  switch (n) {
+    case 1: return "dims"; case 2: return "data_type"; case 3: return "segment"; case 4: return "float_data";
+    case 5: return "int32_data"; case 6: return "string_data"; case 7: return "int64_data"; case 8: return "name";
+    case 9: return "raw_data"; case 10: return "double_data"; case 11: return "uint64_data";
+    case 12: return "doc_string"; case 13: return "external_data"; case 14: return "data_location";
+    default: return nullptr;
+  }
+}
+const char* sparse_field(std::uint32_t n) {
+  switch (n) {
+    case 1: return "values"; case 2: return "indices"; case 3: return "dims"; default: return nullptr;
+  }
+}
+
+const char* wire_type_name(WireType t) {
+  switch (t) {
+    case WireType::Varint: return "varint";
+    case WireType::Fixed64: return "fixed64";
+    case WireType::Len: return "length-delimited";
+    case WireType::Fixed32: return "fixed32";
+    default: return "group";
+  }
+}
+
+std::string dims_string(const std::vector<std::int64_t>& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(dims[i]);
+  }
+  s += ']';
+  return s;
+}
+
+// True when the input starts like a text file rather than binary protobuf.
+bool looks_like_text(std::span<const std::uint8_t> b) {
+  std::size_t n = std::min<std::size_t>(b.size(), 256);
+  if (n < 4) return false;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint8_t c = b[i];
+    if (!(c >= 0x20 && c < 0x7f) && c != '\n' && c != '\r' && c != '\t') return false;
+  }
+  return true;
+}
+
 double half_to_double(std::uint16_t h) {
   int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
   double sign = (h & 0x8000) ? -1.0 : 1.0;
@@ -41,10 +122,30 @@ class Loader {
   Model load() {
     if (bytes_.empty()) throw Error("empty input: an ONNX model is a non-empty protobuf ModelProto");
     reject_other_formats();
+    try {
+      return load_model_proto();
+    } catch (const Error&) {
+      // Text that happens to start like protobuf fails somewhere in the walk: say what it is instead.
+      if (looks_like_text(bytes_)) {
+        throw Error("not an ONNX model: the input is text (ONNX text format or a prototxt?), not binary protobuf",
+                    Location{0, {}, {}, {}});
+      }
+      throw;
+    }
+  }
+
+ private:
+  std::span<const std::uint8_t> bytes_;
+  const LoadLimits& limits_;
+  std::vector<std::uint64_t> opset_offsets_;  // byte offset of each opset_import entry, like Model::opsets
+  // byte offset of each graph output's ValueInfoProto, by graph path and name, for "no producer" errors
+  std::map<std::pair<std::string, std::string>, std::uint64_t> output_offsets_;
+
+  Model load_model_proto() {
     Model m;
     m.file_bytes = bytes_.size();
     bool have_graph = false;
-    Reader r(bytes_, 0, "ModelProto");
+    Reader r(bytes_, 0, "ModelProto", model_field);
     while (!r.done()) {
       Field f = r.next();
       switch (f.number) {
@@ -65,6 +166,7 @@ class Loader {
           if (!p.ParseFromArray(f.bytes.data(), int(f.bytes.size())))
             r.fail("malformed opset_import entry", f.offset);
           m.opsets.push_back({p.domain() == "ai.onnx" ? "" : p.domain(), p.version()});
+          opset_offsets_.push_back(f.offset);
           break;
         }
         case 14: {
@@ -83,16 +185,13 @@ class Loader {
       throw Error("not an ONNX model: the ModelProto has no graph (field 7)" +
                   std::string(m.ir_version == 0 ? " and no ir_version" : ""));
     }
-    if (m.ir_version <= 0) throw Error("ModelProto has no ir_version; not an ONNX model?");
+    if (m.ir_version == 0) throw Error("not an ONNX model: the ModelProto has no ir_version (field 1)");
+    if (m.ir_version < 0) throw Error("ModelProto has an invalid ir_version " + std::to_string(m.ir_version));
     check_opsets(m);
     std::vector<Graph*> scopes;
     link(m.graph, scopes);
     return m;
   }
-
- private:
-  std::span<const std::uint8_t> bytes_;
-  const LoadLimits& limits_;
 
   // Cheap recognisers for the files people drop by mistake, so the message names what they are.
   void reject_other_formats() const {
@@ -113,20 +212,28 @@ class Loader {
   }
 
   void check_opsets(const Model& m) const {
-    for (const auto& o : m.opsets) {
+    for (std::size_t i = 0; i < m.opsets.size(); ++i) {
+      const auto& o = m.opsets[i];
+      Location at{opset_offsets_[i], {}, {}, {}};
       if (o.domain.empty() && o.version > limits_.max_supported_opset) {
         throw Error("model imports opset " + std::to_string(o.version) +
-                    " of the default ONNX domain; this build knows opsets up to " +
-                    std::to_string(limits_.max_supported_opset));
+                        " of the default ONNX domain; this build knows opsets up to " +
+                        std::to_string(limits_.max_supported_opset),
+                    at);
       }
-      if (o.version < 0) throw Error("opset_import for domain '" + o.domain + "' has negative version");
+      if (o.version < 0) {
+        throw Error("opset_import for domain '" + (o.domain.empty() ? std::string("ai.onnx") : o.domain) +
+                        "' has negative version " + std::to_string(o.version),
+                    at);
+      }
     }
   }
 
   static void expect(const Reader& r, const Field& f, WireType t, const char* name) {
     if (f.type != t) {
-      r.fail(std::string("field '") + name + "' (" + std::to_string(f.number) + ") has wire type " +
-                 std::to_string(int(f.type)) + ", expected " + std::to_string(int(t)),
+      r.fail("field " + std::to_string(f.number) + " (" + name + ") has wire type " + std::to_string(int(f.type)) +
+                 " (" + wire_type_name(f.type) + "), expected " + std::to_string(int(t)) + " (" +
+                 wire_type_name(t) + ")",
              f.offset);
     }
   }
@@ -143,45 +250,76 @@ class Loader {
     return idx;
   }
 
-  TypeInfo parse_type(const onnx::TypeProto& t, const Reader& r, std::uint64_t at) const {
+  // Checks a shape's dims (count, range, element count). `fail` reports with the caller's wording.
+  template <class Fail>
+  void check_dims(const std::vector<std::int64_t>& dims, Fail fail) const {
+    if (dims.size() > std::size_t(limits_.max_rank))
+      fail("has rank " + std::to_string(dims.size()) + ", above the limit of " + std::to_string(limits_.max_rank));
+    std::uint64_t n = 1;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      std::int64_t d = dims[i];
+      if (d < 0 || d > limits_.max_dim)
+        fail("dim " + std::to_string(i) + " is " + std::to_string(d) + ", outside 0 .. 2^40");
+      if (d > 0) {
+        if (n > kMaxElements / std::uint64_t(d))
+          fail("has dims " + dims_string(dims) + ", more than 2^50 elements");
+        n *= std::uint64_t(d);
+      }
+    }
+  }
+
+  // role: "graph input", "graph output" or "value_info"; errors name the value and its graph.
+  TypeInfo parse_type(const onnx::TypeProto& t, const std::string& what, const Location& at) const {
     TypeInfo ti;
     if (!t.has_tensor_type()) {
       ti.is_tensor = false;
       return ti;
     }
+    auto fail = [&](const std::string& m) -> void { throw Error(what + " " + m, at); };
     const auto& tt = t.tensor_type();
-    if (!dtype_is_known(tt.elem_type())) r.fail("unknown tensor element type " + std::to_string(tt.elem_type()), at);
+    if (!dtype_is_known(tt.elem_type())) fail("has unknown tensor element type " + std::to_string(tt.elem_type()));
     ti.dtype = DType(tt.elem_type());
     if (tt.has_shape()) {
       ti.has_shape = true;
       if (tt.shape().dim_size() > limits_.max_rank)
-        r.fail("tensor type has rank " + std::to_string(tt.shape().dim_size()) + ", above the limit of " +
-                   std::to_string(limits_.max_rank),
-               at);
+        fail("has rank " + std::to_string(tt.shape().dim_size()) + ", above the limit of " +
+             std::to_string(limits_.max_rank));
+      std::vector<std::int64_t> known;
       for (const auto& d : tt.shape().dim()) {
         Dim dim;
         if (d.has_dim_value()) {
-          if (d.dim_value() < 0 || d.dim_value() > limits_.max_dim)
-            r.fail("dimension " + std::to_string(d.dim_value()) + " is negative or absurdly large", at);
           dim.value = d.dim_value();
+          known.push_back(d.dim_value());
         } else if (d.has_dim_param()) {
           dim.symbol = d.dim_param();
+          known.push_back(0);  // unknown here; bound (and checked) by shape inference
+        } else {
+          known.push_back(0);
         }
         ti.dims.push_back(std::move(dim));
       }
+      check_dims(known, fail);
     }
     return ti;
   }
 
-  std::pair<std::string, TypeInfo> parse_value_info(const Field& f, const Reader& r) const {
+  std::pair<std::string, TypeInfo> parse_value_info(const Field& f, const char* role, std::size_t index,
+                                                    const std::string& path) const {
+    Location at{f.offset, {}, {}, path};
     onnx::ValueInfoProto p;
-    if (!p.ParseFromArray(f.bytes.data(), int(f.bytes.size()))) r.fail("malformed ValueInfoProto", f.offset);
-    if (p.name().empty()) r.fail("ValueInfoProto without a name", f.offset);
-    return {p.name(), p.has_type() ? parse_type(p.type(), r, f.offset) : TypeInfo{}};
+    if (!p.ParseFromArray(f.bytes.data(), int(f.bytes.size()))) {
+      throw Error(std::string(role) + " #" + std::to_string(index) +
+                      ": malformed ValueInfoProto (bad protobuf, or a type nested over 100 levels deep)",
+                  at);
+    }
+    if (p.name().empty()) throw Error(std::string(role) + " #" + std::to_string(index) + " has no name", at);
+    return {p.name(), p.has_type() ? parse_type(p.type(), std::string(role) + " '" + p.name() + "'", at) : TypeInfo{}};
   }
 
-  TensorMeta parse_tensor(const Field& tf, const std::string& what) const {
-    Reader r(tf.bytes, tf.payload_offset, what);
+  // ctx: the node (tensor attributes) or graph (initializers) that errors name besides the offset.
+  TensorMeta parse_tensor(const Field& tf, const std::string& what, const Location& ctx) const {
+    Reader r(tf.bytes, tf.payload_offset, what, tensor_field);
+    r.set_context(ctx);
     TensorMeta t;
     t.byte_offset = tf.offset;
     std::int64_t data_type = 0;
@@ -193,8 +331,6 @@ class Loader {
       switch (f.number) {
         case 1:
           r.read_repeated(f, t.dims, [](std::uint64_t v) { return std::int64_t(v); });
-          if (t.dims.size() > std::size_t(limits_.max_rank))
-            r.fail("tensor has more than " + std::to_string(limits_.max_rank) + " dims", f.offset);
           break;
         case 2: expect(r, f, WireType::Varint, "data_type"); data_type = std::int64_t(std::int32_t(f.varint)); break;
         case 8: expect(r, f, WireType::Len, "name"); t.name = std::string(f.str()); break;
@@ -212,16 +348,17 @@ class Loader {
       }
     }
     std::string label = t.name.empty() ? what : what + " '" + t.name + "'";
-    Reader lr(tf.bytes, tf.payload_offset, label);
+    Reader lr(tf.bytes, tf.payload_offset, label, tensor_field);
+    lr.set_context(ctx);
+    check_dims(t.dims, [&](const std::string& m) {
+      Location at = ctx;
+      at.byte_offset = tf.offset;
+      throw Error(label + " " + m, at);
+    });
     if (!dtype_is_known(data_type)) lr.fail("unknown data_type " + std::to_string(data_type), tf.offset);
     t.dtype = DType(data_type);
     std::uint64_t n = 1;
-    for (auto d : t.dims) {
-      if (d < 0 || d > limits_.max_dim) lr.fail("dimension " + std::to_string(d) + " is negative or absurdly large", tf.offset);
-      if (d != 0 && n > (std::uint64_t{1} << 62) / std::uint64_t(d))
-        lr.fail("element count overflows (dims too large)", tf.offset);
-      n *= std::uint64_t(d);
-    }
+    for (auto d : t.dims) n *= std::uint64_t(d);
     const int bits = dtype_bits(t.dtype);
     if (has_raw) {
       t.stored_bytes = raw.size();
@@ -316,12 +453,27 @@ class Loader {
     } else if ((width == 4 && f.type == WireType::Fixed32) || (width == 8 && f.type == WireType::Fixed64)) {
       sink(f.varint);
     } else {
-      r.fail("field " + std::to_string(f.number) + " has the wrong wire type", f.offset);
+      r.fail(r.field_label(f.number) + " has wire type " + std::to_string(int(f.type)) + " (" +
+                 wire_type_name(f.type) + "), expected fixed" + std::to_string(width * 8) + " or packed",
+             f.offset);
     }
   }
 
-  Attribute parse_attribute(const Field& af, int depth, const std::string& path, const Node& node) {
-    Reader r(af.bytes, af.payload_offset, "attribute of node " + node.display_name());
+  Attribute parse_attribute(const Field& af, std::size_t index, int depth, const std::string& path,
+                            const Node& node) {
+    Location ctx{{}, node.display_name(), node.op_type, path};
+    // A first pass finds the name, so that every error below can say which attribute it is about.
+    std::string label = "attribute #" + std::to_string(index);
+    {
+      Reader nr(af.bytes, af.payload_offset, label, attribute_field);
+      nr.set_context(ctx);
+      while (!nr.done()) {
+        Field f = nr.next();
+        if (f.number == 1 && f.type == WireType::Len) label = "attribute '" + std::string(f.str()) + "'";
+      }
+    }
+    Reader r(af.bytes, af.payload_offset, label, attribute_field);
+    r.set_context(ctx);
     Attribute a;
     bool has_type = false;
     std::vector<Field> graphs;
@@ -335,7 +487,7 @@ class Loader {
         case 4: expect(r, f, WireType::Len, "s"); a.s = std::string(f.str()); break;
         case 5: case 10:
           expect(r, f, WireType::Len, "t");
-          a.tensors.push_back(parse_tensor(f, "tensor attribute of node " + node.display_name()));
+          a.tensors.push_back(parse_tensor(f, "tensor of " + label, ctx));
           break;
         case 6: case 11: expect(r, f, WireType::Len, "g"); graphs.push_back(f); break;
         case 7: read_fixed(f, 4, r, [&](std::uint64_t v) { a.floats.push_back(bits_to_float(std::uint32_t(v))); }); break;
@@ -344,7 +496,10 @@ class Loader {
         default: break;  // doc_string, ref_attr_name, sparse tensors, type protos
       }
     }
-    if (a.name.empty()) r.fail("attribute without a name", af.offset);
+    if (a.name.empty()) {
+      ctx.byte_offset = af.offset;
+      throw Error(label + " has no name", ctx);
+    }
     if (!has_type) {  // IR < 3 files omit the type: infer it from what is set
       if (!graphs.empty()) a.type = AttrType::Graph;
       else if (!a.tensors.empty()) a.type = AttrType::Tensor;
@@ -365,9 +520,10 @@ class Loader {
   }
 
   void parse_node(const Field& nf, Graph& g, int depth) {
-    Reader r(nf.bytes, nf.payload_offset, "NodeProto");
     Node n;
     n.index = int(g.nodes.size());
+    Reader r(nf.bytes, nf.payload_offset, "NodeProto", node_field);
+    r.set_context(Location{{}, n.display_name(), {}, g.path});
     n.byte_offset = nf.offset;
     std::vector<Field> attrs;
     std::vector<std::string_view> ins, outs;
@@ -387,12 +543,16 @@ class Loader {
     if (n.op_type.empty()) {
       throw Error("node without op_type", Location{nf.offset, n.display_name(), {}, g.path});
     }
-    for (const auto& af : attrs) n.attributes.push_back(parse_attribute(af, depth, g.path, n));
+    for (std::size_t i = 0; i < attrs.size(); ++i) n.attributes.push_back(parse_attribute(attrs[i], i, depth, g.path, n));
     for (auto s : ins) n.inputs.push_back(s.empty() ? -1 : intern(g, s));
     for (auto s : outs) {
       if (s.empty()) { n.outputs.push_back(-1); continue; }
       int v = intern(g, s);
       Value& val = g.values[std::size_t(v)];
+      if (val.producer == n.index) {
+        throw Error("node lists output '" + std::string(s) + "' twice",
+                    Location{nf.offset, n.display_name(), n.op_type, g.path});
+      }
       if (val.producer >= 0) {
         throw Error("value '" + std::string(s) + "' is produced twice, also by node " +
                         g.nodes[std::size_t(val.producer)].display_name(),
@@ -408,7 +568,9 @@ class Loader {
     Graph g;
     g.depth = depth;
     g.path = path;
-    Reader r(gf.bytes, gf.payload_offset, path.empty() ? "GraphProto" : "subgraph " + path);
+    Reader r(gf.bytes, gf.payload_offset, "GraphProto", graph_field);
+    r.set_context(Location{{}, {}, {}, path});
+    const Location ctx{{}, {}, {}, path};
     std::vector<Field> inputs, outputs, infos;
     std::vector<TensorMeta> inits;
     while (!r.done()) {
@@ -416,23 +578,27 @@ class Loader {
       switch (f.number) {
         case 1: expect(r, f, WireType::Len, "node"); parse_node(f, g, depth); break;
         case 2: expect(r, f, WireType::Len, "name"); g.name = std::string(f.str()); break;
-        case 5: expect(r, f, WireType::Len, "initializer"); inits.push_back(parse_tensor(f, "initializer")); break;
+        case 5: expect(r, f, WireType::Len, "initializer"); inits.push_back(parse_tensor(f, "initializer", ctx)); break;
         case 15: {  // sparse_initializer: values (1) and indices (2) are tensors, dims (3) the dense shape
           expect(r, f, WireType::Len, "sparse_initializer");
-          Reader sr(f.bytes, f.payload_offset, "sparse_initializer");
+          Reader sr(f.bytes, f.payload_offset, "sparse_initializer", sparse_field);
+          sr.set_context(ctx);
           TensorMeta dense;
           while (!sr.done()) {
             Field sf = sr.next();
             if (sf.number == 1 && sf.type == WireType::Len) {
-              TensorMeta v = parse_tensor(sf, "sparse_initializer values");
+              TensorMeta v = parse_tensor(sf, "sparse_initializer values", ctx);
               dense.name = v.name; dense.dtype = v.dtype; dense.stored_bytes += v.stored_bytes;
             } else if (sf.number == 2 && sf.type == WireType::Len) {
-              dense.stored_bytes += parse_tensor(sf, "sparse_initializer indices").stored_bytes;
+              dense.stored_bytes += parse_tensor(sf, "sparse_initializer indices", ctx).stored_bytes;
             } else if (sf.number == 3) {
               sr.read_repeated(sf, dense.dims, [](std::uint64_t v) { return std::int64_t(v); });
             }
           }
           dense.byte_offset = f.offset;
+          check_dims(dense.dims, [&](const std::string& m) {
+            throw Error("sparse_initializer '" + dense.name + "' " + m, Location{f.offset, {}, {}, path});
+          });
           inits.push_back(std::move(dense));
           break;
         }
@@ -460,8 +626,9 @@ class Loader {
       val.has_declared = true;
       g.initializers.push_back(std::move(t));
     }
-    for (const auto& f : inputs) {
-      auto [name, type] = parse_value_info(f, r);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const Field& f = inputs[i];
+      auto [name, type] = parse_value_info(f, "graph input", i, path);
       int v = intern(g, name);
       Value& val = g.values[std::size_t(v)];
       if (val.producer >= 0)
@@ -474,15 +641,18 @@ class Loader {
       val.has_declared = true;
       g.inputs.push_back(v);
     }
-    for (const auto& f : outputs) {
-      auto [name, type] = parse_value_info(f, r);
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const Field& f = outputs[i];
+      auto [name, type] = parse_value_info(f, "graph output", i, path);
+      output_offsets_.emplace(std::make_pair(path, name), f.offset);
       int v = intern(g, name);
       Value& val = g.values[std::size_t(v)];
       if (!val.has_declared) { val.declared = std::move(type); val.has_declared = true; }
       g.outputs.push_back(v);
     }
-    for (const auto& f : infos) {
-      auto [name, type] = parse_value_info(f, r);
+    for (std::size_t i = 0; i < infos.size(); ++i) {
+      const Field& f = infos[i];
+      auto [name, type] = parse_value_info(f, "value_info", i, path);
       auto it = g.value_index.find(name);
       if (it == g.value_index.end()) continue;  // describes nothing in this graph
       Value& val = g.values[std::size_t(it->second)];
@@ -504,7 +674,12 @@ class Loader {
           throw Error("input '" + val.name + "' has no producer: it is no graph input, initializer or node output",
                       Location{user->byte_offset, user->display_name(), user->op_type, g.path});
         }
-        throw Error("graph output '" + val.name + "' has no producer", Location{{}, {}, {}, g.path});
+        auto at = output_offsets_.find({g.path, val.name});
+        Location where{{}, {}, {}, g.path};
+        if (at != output_offsets_.end()) where.byte_offset = at->second;
+        throw Error("graph output '" + val.name +
+                        "' has no producer: it is no graph input, initializer or node output",
+                    where);
       }
       val.kind = ValueKind::OuterScope;
       val.outer = outer;
@@ -573,16 +748,48 @@ class Loader {
       for (int u : users[std::size_t(i)])
         if (--pending[std::size_t(u)] == 0) ready.push(u);
     }
-    if (g.order.size() != n) {
-      for (std::size_t i = 0; i < n; ++i) {
-        if (pending[i] > 0) {
-          const Node& c = g.nodes[i];
-          throw Error("the graph has a cycle through this node (" + std::to_string(n - g.order.size()) +
-                          " nodes can never run)",
-                      Location{c.byte_offset, c.display_name(), c.op_type, g.path});
+    if (g.order.size() != n) throw cycle_error(g, pending);
+  }
+
+  // Names one cycle among the nodes that never became ready. Each of them has an input from another
+  // such node, so walking from consumer to producer must come back to a node already seen.
+  static Error cycle_error(const Graph& g, const std::vector<int>& pending) {
+    const std::size_t n = g.nodes.size();
+    std::size_t start = 0;
+    while (pending[start] == 0) ++start;
+    std::vector<int> seen_at(n, -1), path;
+    int cur = int(start);
+    while (seen_at[std::size_t(cur)] < 0) {
+      seen_at[std::size_t(cur)] = int(path.size());
+      path.push_back(cur);
+      int next = -1;
+      for (int v : g.nodes[std::size_t(cur)].inputs) {
+        if (v < 0) continue;
+        const Value& val = g.values[std::size_t(v)];
+        if (val.kind == ValueKind::NodeOutput && val.producer >= 0 && pending[std::size_t(val.producer)] > 0) {
+          next = val.producer;
+          break;
         }
       }
+      if (next < 0) break;  // cannot happen; report what was walked
+      cur = next;
     }
+    // path[seen_at[cur]..] walks the cycle against the data flow: reverse it, and start at the node
+    // that comes first in the file.
+    std::vector<int> cycle(path.begin() + std::max(0, seen_at[std::size_t(cur)]), path.end());
+    std::reverse(cycle.begin(), cycle.end());
+    std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+    std::string desc;
+    const std::size_t shown = cycle.size() <= 8 ? cycle.size() : 6;
+    for (std::size_t i = 0; i < shown; ++i) desc += g.nodes[std::size_t(cycle[i])].display_name() + " -> ";
+    if (shown < cycle.size()) desc += "... (" + std::to_string(cycle.size()) + " nodes) -> ";
+    const Node& first = g.nodes[std::size_t(cycle.front())];
+    desc += first.display_name();
+    std::size_t stuck = 0;
+    for (int p : pending) stuck += p > 0;
+    return Error("the graph has a cycle: " + desc + " (" + std::to_string(stuck) + " node" +
+                     (stuck == 1 ? "" : "s") + " can never run)",
+                 Location{first.byte_offset, first.display_name(), first.op_type, g.path});
   }
 };
 

@@ -16,9 +16,14 @@ std::uint64_t decode_varint(std::span<const std::uint8_t> data, std::size_t& pos
 }
 
 void Reader::fail(const std::string& what, std::uint64_t at) const {
-  Location loc;
+  Location loc = context_;
   loc.byte_offset = at;
   throw Error(std::string(message_) + ": " + what, loc);
+}
+
+std::string Reader::field_label(std::uint32_t number) const {
+  const char* name = names_ ? names_(number) : nullptr;
+  return "field " + std::to_string(number) + (name ? std::string(" (") + name + ")" : std::string());
 }
 
 std::uint64_t Reader::read_varint() {
@@ -26,7 +31,9 @@ std::uint64_t Reader::read_varint() {
   bool ok = true;
   std::uint64_t v = decode_varint(data_, pos_, ok);
   if (!ok) {
-    fail(pos_ >= data_.size() ? "truncated varint (input ends inside a field)" : "malformed varint", base_ + start);
+    fail(pos_ >= data_.size() ? "truncated varint (input ends inside a field)"
+                              : "malformed varint (more than 64 bits)",
+         base_ + start);
   }
   return v;
 }
@@ -37,13 +44,14 @@ Field Reader::next() {
   std::uint64_t tag = read_varint();
   f.number = static_cast<std::uint32_t>(tag >> 3);
   unsigned wt = tag & 7;
-  if (f.number == 0 || tag >> 3 > 0x1fffffff) fail("invalid field number 0 (not protobuf data?)", f.offset);
+  if (f.number == 0 || tag >> 3 > 0x1fffffff)
+    fail("invalid field number " + std::to_string(tag >> 3) + " (not protobuf data?)", f.offset);
   switch (wt) {
     case 0: f.type = WireType::Varint; f.varint = read_varint(); break;
     case 1:
     case 5: {
       std::size_t n = wt == 1 ? 8 : 4;
-      if (data_.size() - pos_ < n) fail("truncated fixed-width field " + std::to_string(f.number), f.offset);
+      if (data_.size() - pos_ < n) fail("truncated fixed-width " + field_label(f.number), f.offset);
       std::uint64_t v = 0;
       for (std::size_t i = 0; i < n; ++i) v |= std::uint64_t(data_[pos_ + i]) << (8 * i);
       pos_ += n;
@@ -54,7 +62,7 @@ Field Reader::next() {
     case 2: {
       std::uint64_t len = read_varint();
       if (len > data_.size() - pos_) {
-        fail("field " + std::to_string(f.number) + " declares " + std::to_string(len) + " bytes but only " +
+        fail(field_label(f.number) + " declares " + std::to_string(len) + " bytes but only " +
                  std::to_string(data_.size() - pos_) + " remain (truncated file?)",
              f.offset);
       }
@@ -65,8 +73,7 @@ Field Reader::next() {
       break;
     }
     default:
-      fail("unsupported wire type " + std::to_string(wt) + " for field " + std::to_string(f.number) +
-               " (not protobuf data?)",
+      fail(field_label(f.number) + " has unsupported wire type " + std::to_string(wt) + " (not protobuf data?)",
            f.offset);
   }
   return f;

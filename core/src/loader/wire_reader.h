@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "perfcard/error.h"
@@ -25,17 +26,27 @@ struct Field {
   std::string_view str() const { return {reinterpret_cast<const char*>(bytes.data()), bytes.size()}; }
 };
 
+// Names the fields of one message type for error messages; nullptr for numbers it does not know.
+using FieldNames = const char* (*)(std::uint32_t number);
+
 class Reader {
  public:
-  // base_offset: absolute offset of data[0] in the original input, for messages.
-  Reader(std::span<const std::uint8_t> data, std::uint64_t base_offset, std::string_view message)
-      : data_(data), base_(base_offset), message_(message) {}
+  // base_offset: absolute offset of data[0] in the original input, for messages. `message` names what is
+  // being read ("ModelProto", "initializer 'w'") and prefixes every error; it is copied.
+  Reader(std::span<const std::uint8_t> data, std::uint64_t base_offset, std::string message,
+         FieldNames names = nullptr)
+      : data_(data), base_(base_offset), message_(std::move(message)), names_(names) {}
+
+  // Node, op and graph that errors of this reader name besides the byte offset.
+  void set_context(Location where) { context_ = std::move(where); }
 
   bool done() const { return pos_ >= data_.size(); }
   Field next();
   std::uint64_t offset() const { return base_ + pos_; }
 
   [[noreturn]] void fail(const std::string& what, std::uint64_t at) const;
+  // "field 7 (graph)", or "field 7" when the number has no name here.
+  std::string field_label(std::uint32_t number) const;
 
   // Reads a repeated scalar field that may be packed or not, appending to out.
   template <class T, class Conv>
@@ -45,7 +56,9 @@ class Reader {
   std::uint64_t read_varint();
   std::span<const std::uint8_t> data_;
   std::uint64_t base_;
-  std::string_view message_;
+  std::string message_;  // owned: callers build it from temporaries
+  FieldNames names_;
+  Location context_;
   std::size_t pos_ = 0;
 };
 
@@ -59,14 +72,13 @@ void Reader::read_repeated(const Field& f, std::vector<T>& out, Conv conv) const
     while (pos < f.bytes.size()) {
       bool ok = true;
       std::uint64_t v = decode_varint(f.bytes, pos, ok);
-      if (!ok) fail("malformed packed varint in field " + std::to_string(f.number), f.payload_offset + pos);
+      if (!ok) fail("malformed packed varint in " + field_label(f.number), f.payload_offset + pos);
       out.push_back(conv(v));
     }
   } else if (f.type == WireType::Varint) {
     out.push_back(conv(f.varint));
   } else {
-    fail("field " + std::to_string(f.number) + " has wire type " + std::to_string(int(f.type)) +
-             ", expected varint or packed",
+    fail(field_label(f.number) + " has wire type " + std::to_string(int(f.type)) + ", expected varint or packed",
          f.offset);
   }
 }

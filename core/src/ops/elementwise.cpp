@@ -18,7 +18,7 @@ bool fold_unary(ShapeContext& c, DType out_type, double (*f)(double)) {
     double x = a.value->is_float ? a.value->floats[i] : double(a.value->ints[i]);
     double y = f(x);
     if (r.is_float) r.floats.push_back(y);
-    else r.ints.push_back(std::int64_t(y));
+    else r.ints.push_back(to_int64(y));
   }
   c.set_output_value(0, out_type, a.dims, std::move(r));
   return true;
@@ -69,7 +69,8 @@ void rule_cast(ShapeContext& c) {
   std::int64_t to = c.node().attr_int("to", 0);
   if (!dtype_is_known(to)) c.fail("Cast to unknown type " + std::to_string(to));
   DType t = DType(to);
-  if (c.input(0).value && t != DType::String && fold_unary(c, t, [](double x) { return x; })) return;
+  double (*convert)(double) = t == DType::Bool ? [](double x) { return double(x != 0); } : [](double x) { return x; };
+  if (c.input(0).value && t != DType::String && fold_unary(c, t, convert)) return;
   ValueShape s = like_input(c, 0);
   s.dtype = t;
   c.set_output(0, std::move(s));
@@ -89,12 +90,12 @@ void rule_binary(ShapeContext& c) {
   if (c.num_inputs() == 2) {
     std::function<double(double, double)> f;
     std::function<std::int64_t(std::int64_t, std::int64_t)> fi;
-    if (op == "Add" || op == "Sum") { f = std::plus<double>(); fi = std::plus<std::int64_t>(); }
-    else if (op == "Sub") { f = std::minus<double>(); fi = std::minus<std::int64_t>(); }
-    else if (op == "Mul") { f = std::multiplies<double>(); fi = std::multiplies<std::int64_t>(); }
+    if (op == "Add" || op == "Sum") { f = std::plus<double>(); fi = wrap_add; }
+    else if (op == "Sub") { f = std::minus<double>(); fi = wrap_sub; }
+    else if (op == "Mul") { f = std::multiplies<double>(); fi = wrap_mul; }
     else if (op == "Div") {
       f = std::divides<double>();
-      fi = [](std::int64_t a, std::int64_t b) { return b == 0 ? 0 : a / b; };
+      fi = [](std::int64_t a, std::int64_t b) { return b == 0 ? 0 : b == -1 ? wrap_sub(0, a) : a / b; };
     } else if (op == "Max") {
       f = [](double a, double b) { return std::max(a, b); };
       fi = [](std::int64_t a, std::int64_t b) { return std::max(a, b); };
@@ -103,10 +104,10 @@ void rule_binary(ShapeContext& c) {
       fi = [](std::int64_t a, std::int64_t b) { return std::min(a, b); };
     } else if (op == "Mod") {
       f = [](double a, double b) { return std::fmod(a, b); };
-      fi = [](std::int64_t a, std::int64_t b) { return b == 0 ? 0 : ((a % b) + b) % b; };
+      fi = [](std::int64_t a, std::int64_t b) { return b == 0 || b == -1 ? 0 : wrap_add(a % b, b) % b; };
     } else if (op == "Pow") {
       f = [](double a, double b) { return std::pow(a, b); };
-      fi = [](std::int64_t a, std::int64_t b) { return std::int64_t(std::pow(double(a), double(b))); };
+      fi = [](std::int64_t a, std::int64_t b) { return to_int64(std::pow(double(a), double(b))); };
     }
     if (f && fold_binary(c, t, f, fi)) return;
   }
@@ -134,7 +135,7 @@ void rule_compare(ShapeContext& c) {
 void rule_where(ShapeContext& c) {
   ValueShape s = broadcast_inputs(c, c.input(1).dtype);
   const ValueShape &cond = c.input(0), &x = c.input(1), &y = c.input(2);
-  if (s.fully_known() && cond.value && x.value && y.value && std::size_t(s.elements()) <= kFoldLimit &&
+  if (s.fully_known() && cond.value && !cond.value->is_float && x.value && y.value && std::size_t(s.elements()) <= kFoldLimit &&
       cond.fully_known() && x.fully_known() && y.fully_known() && x.value->is_float == y.value->is_float) {
     // Broadcast each operand by the same index mapping as fold_binary.
     auto at = [&](const ValueShape& v, std::int64_t flat) {

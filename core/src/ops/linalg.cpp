@@ -37,6 +37,9 @@ Window window_attrs(ShapeContext& c, std::size_t spatial, const std::vector<std:
     if (w.kernel[i] <= 0 && w.kernel[i] != -1) c.fail("kernel dim " + std::to_string(w.kernel[i]) + " is not positive");
     if (w.strides[i] <= 0 || w.dilations[i] <= 0) c.fail("strides and dilations must be positive");
     if (w.pads[i] < 0 || w.pads[i + spatial] < 0) c.fail("negative padding");
+    constexpr std::int64_t big = std::int64_t{1} << 31;  // keeps window arithmetic on dims < 2^50 in range
+    if (w.kernel[i] > big || w.strides[i] > big || w.dilations[i] > big || w.pads[i] > big || w.pads[i + spatial] > big)
+      c.fail("kernel, strides, dilations and pads must be below 2^31");
   }
   return w;
 }
@@ -65,7 +68,7 @@ std::vector<std::int64_t> window_out(ShapeContext& c, const Window& w, const std
   return out;
 }
 
-std::int64_t mul_known(std::int64_t a, std::int64_t b) { return a < 0 || b < 0 ? -1 : a * b; }
+std::int64_t mul_known(std::int64_t a, std::int64_t b) { return a < 0 || b < 0 ? -1 : sat_mul(a, b); }
 
 }  // namespace
 
@@ -85,7 +88,7 @@ void rule_conv(ShapeContext& c) {
   if (w.rank != x.rank) c.fail("Conv weight rank " + std::to_string(w.rank) + " differs from input rank " + std::to_string(x.rank));
   std::int64_t group = c.node().attr_int("group", 1);
   if (group <= 0) c.fail("group must be positive");
-  if (x.dims[1] >= 0 && w.dims[1] >= 0 && x.dims[1] != w.dims[1] * group)
+  if (x.dims[1] >= 0 && w.dims[1] >= 0 && x.dims[1] != sat_mul(w.dims[1], group))
     c.fail("input has " + std::to_string(x.dims[1]) + " channels but weight expects " + std::to_string(w.dims[1]) + " x group " + std::to_string(group));
   std::size_t sp = std::size_t(x.rank - 2);
   Window win = window_attrs(c, sp, std::vector<std::int64_t>(w.dims.begin() + 2, w.dims.end()));
@@ -108,13 +111,16 @@ void rule_conv_transpose(ShapeContext& c) {
   std::vector<std::int64_t> output_shape = c.node().attr_ints("output_shape");
   std::vector<std::int64_t> out_pad = c.node().attr_ints("output_padding");
   if (out_pad.empty()) out_pad.assign(sp, 0);
+  if (out_pad.size() != sp) c.fail("output_padding has " + std::to_string(out_pad.size()) + " entries for " + std::to_string(sp) + " spatial dims");
+  if (!output_shape.empty() && output_shape.size() < sp) c.fail("output_shape has fewer entries than spatial dims");
   for (std::size_t i = 0; i < sp; ++i) {
     if (!output_shape.empty()) { out.push_back(output_shape[output_shape.size() - sp + i]); continue; }
     std::int64_t d = x.dims[2 + i];
-    if (d < 0) { out.push_back(-1); continue; }
-    std::int64_t full = win.strides[i] * (d - 1) + out_pad[i] + (win.kernel[i] - 1) * win.dilations[i] + 1;
-    if (win.auto_pad == "SAME_UPPER" || win.auto_pad == "SAME_LOWER") out.push_back(d * win.strides[i]);
-    else out.push_back(full - win.pads[i] - win.pads[i + sp]);
+    if (d < 0 || win.kernel[i] < 0) { out.push_back(-1); continue; }
+    // kernel, dilations and pads are below 2^31 (window_attrs); output_padding can be anything
+    std::int64_t full = sat_add(sat_add(sat_mul(win.strides[i], d - 1), (win.kernel[i] - 1) * win.dilations[i] + 1), out_pad[i]);
+    if (win.auto_pad == "SAME_UPPER" || win.auto_pad == "SAME_LOWER") out.push_back(sat_mul(d, win.strides[i]));
+    else out.push_back(sat_add(full, -(win.pads[i] + win.pads[i + sp])));
     if (out.back() < 0) c.fail("ConvTranspose output dim is negative");
   }
   c.set_output(0, ValueShape::of(x.dtype, out));
@@ -301,19 +307,44 @@ void rule_reduce(ShapeContext& c) {
     else if (keep) out.push_back(1);
   }
   ValueShape s = ValueShape::of(x.dtype, out);
-  // Fold whole-tensor integer reductions (ReduceProd of a shape is common in exported graphs).
+  s.estimated = x.estimated;
+  // Fold reductions of known small contents (ReduceProd of a shape, ReduceMax of float sizes in
+  // detection transforms, ...).
   const std::string& op = c.node().op_type;
-  if (x.value && !x.value->is_float && x.fully_known() && out.size() <= 1 && product(out) == 1 &&
-      (op == "ReduceProd" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") && !x.value->ints.empty()) {
-    std::int64_t acc = op == "ReduceProd" ? 1 : op == "ReduceSum" ? 0 : x.value->ints[0];
-    for (auto v : x.value->ints) {
-      if (op == "ReduceProd") acc *= v;
-      else if (op == "ReduceSum") acc += v;
-      else if (op == "ReduceMax") acc = std::max(acc, v);
-      else acc = std::min(acc, v);
+  bool foldable_op = op == "ReduceProd" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" ||
+                     op == "ReduceMean";
+  if (foldable_op && x.value && x.fully_known() && x.elements() > 0 && x.elements() <= kFoldLimit &&
+      x.value->size() == x.elements()) {
+    std::int64_t n_out = product(out);
+    bool fl = x.value->is_float || op == "ReduceMean";
+    std::vector<double> accf(std::size_t(n_out), op == "ReduceProd" ? 1.0 : 0.0);
+    std::vector<std::int64_t> acci(std::size_t(n_out), op == "ReduceProd" ? 1 : 0);
+    std::vector<std::int64_t> count(std::size_t(n_out), 0);
+    std::size_t r = red.size();
+    for (std::size_t flat = 0; flat < x.elements(); ++flat) {
+      // output index: the input coordinates with the reduced axes dropped (or set to 0)
+      std::size_t rem = flat, oi = 0, stride = 1;
+      for (std::size_t k = r; k-- > 0;) {
+        std::size_t dim = std::size_t(x.dims[k]);
+        std::size_t coord = rem % dim;
+        rem /= dim;
+        if (!red[k]) { oi += coord * stride; stride *= dim; }
+      }
+      double vf = x.value->is_float ? x.value->floats[flat] : double(x.value->ints[flat]);
+      std::int64_t vi = x.value->is_float ? 0 : x.value->ints[flat];
+      bool first = count[oi]++ == 0;
+      if (op == "ReduceProd") { accf[oi] *= vf; acci[oi] = wrap_mul(acci[oi], vi); }
+      else if (op == "ReduceSum" || op == "ReduceMean") { accf[oi] += vf; acci[oi] = wrap_add(acci[oi], vi); }
+      else if (op == "ReduceMax") { accf[oi] = first ? vf : std::max(accf[oi], vf); acci[oi] = first ? vi : std::max(acci[oi], vi); }
+      else { accf[oi] = first ? vf : std::min(accf[oi], vf); acci[oi] = first ? vi : std::min(acci[oi], vi); }
     }
     ConstData d;
-    d.ints = {acc};
+    d.is_float = dtype_is_float(x.dtype);
+    for (std::size_t i = 0; i < std::size_t(n_out); ++i) {
+      double v = op == "ReduceMean" ? (count[i] ? accf[i] / double(count[i]) : 0.0) : accf[i];
+      if (d.is_float) d.floats.push_back(fl ? v : double(acci[i]));
+      else d.ints.push_back(fl ? to_int64(v) : acci[i]);
+    }
     return c.set_output_value(0, x.dtype, out, std::move(d));
   }
   c.set_output(0, std::move(s));
@@ -401,6 +432,82 @@ void cost_global_pool(const CostContext& c, double k, NodeCost& out) { out.flops
 void cost_reduce(const CostContext& c, double k, NodeCost& out) {
   out.flops = k * c.input_elements(0);
   if (!c.input(0).fully_known()) out.known = false;
+}
+
+}  // namespace perfcard::ops
+
+namespace perfcard::ops {
+
+namespace {
+std::int64_t rnn_gates(const std::string& op) { return op == "LSTM" ? 4 : op == "GRU" ? 3 : 1; }
+}  // namespace
+
+// RNN, GRU, LSTM: X [seq, batch, input] (layout 1: [batch, seq, input]), W [dirs, gates * hidden, input].
+// Y [seq, dirs, batch, hidden] (layout 1: [batch, seq, dirs, hidden]), Y_h / Y_c [dirs, batch, hidden]
+// (layout 1: [batch, dirs, hidden]).
+void rule_rnn(ShapeContext& c) {
+  const ValueShape& x = c.input(0);
+  const ValueShape& w = c.input(1);
+  const Node& n = c.node();
+  std::int64_t hidden = n.attr_int("hidden_size", -1);
+  if (hidden < 0 && w.rank == 3 && w.dims[1] >= 0) hidden = w.dims[1] / rnn_gates(n.op_type);
+  std::int64_t dirs = n.attr_string("direction", "forward") == "bidirectional" ? 2 : 1;
+  bool layout1 = n.attr_int("layout", 0) != 0;
+  std::int64_t seq = -1, batch = -1;
+  if (x.rank >= 0) {
+    if (x.rank != 3) c.fail(n.op_type + " input X must have rank 3");
+    seq = x.dims[layout1 ? 1 : 0];
+    batch = x.dims[layout1 ? 0 : 1];
+  }
+  if (layout1) {
+    c.set_output(0, ValueShape::of(x.dtype, {batch, seq, dirs, hidden}));
+    c.set_output(1, ValueShape::of(x.dtype, {batch, dirs, hidden}));
+    c.set_output(2, ValueShape::of(x.dtype, {batch, dirs, hidden}));
+  } else {
+    c.set_output(0, ValueShape::of(x.dtype, {seq, dirs, batch, hidden}));
+    c.set_output(1, ValueShape::of(x.dtype, {dirs, batch, hidden}));
+    c.set_output(2, ValueShape::of(x.dtype, {dirs, batch, hidden}));
+  }
+}
+
+// Per step and direction: gates x hidden x (input + hidden) MACs for the input and recurrent products,
+// plus k FLOPs per gate element for the bias adds, activations and state updates.
+void cost_rnn(const CostContext& c, double k, NodeCost& out) {
+  const ValueShape& x = c.input(0);
+  const ValueShape& w = c.input(1);
+  const ValueShape& r = c.input(2);
+  if (!x.fully_known() || !w.fully_known() || !r.fully_known() || x.rank != 3 || w.rank != 3 || r.rank != 3) {
+    out.known = false;
+    return;
+  }
+  bool layout1 = c.node().attr_int("layout", 0) != 0;
+  double seq = double(x.dims[layout1 ? 1 : 0]), batch = double(x.dims[layout1 ? 0 : 1]);
+  double dirs = double(w.dims[0]), gate_rows = double(w.dims[1]), input = double(w.dims[2]), hidden = double(r.dims[2]);
+  out.macs = seq * batch * dirs * gate_rows * (input + hidden);
+  out.flops = 2 * out.macs + k * seq * batch * dirs * gate_rows;
+  out.activation_elems = c.output_elements(0);
+}
+
+// DFT: an FFT's 5 n log2(n) FLOPs per transformed signal of length n (n = the longer of input and output
+// along the axis), for every signal.
+void cost_dft(const CostContext& c, double, NodeCost& out) {
+  const ValueShape& x = c.input(0);
+  const ValueShape& y = c.output(0);
+  if (!x.fully_known() || !y.fully_known() || x.rank < 3) { out.known = false; return; }
+  std::int64_t axis = c.node().attr_int("axis", 1);
+  if (axis < 0) axis += x.rank;
+  if (axis <= 0 || axis >= x.rank - 1) { out.known = false; return; }
+  double n = double(std::max(x.dims[std::size_t(axis)], y.dims[std::size_t(axis)]));
+  double signals = double(y.elements()) / (double(y.dims[std::size_t(axis)]) * 2);
+  out.flops = n > 1 ? 5 * n * std::log2(n) * signals : 0;
+}
+
+// Det: an LU factorization, 2/3 M^3 FLOPs per matrix.
+void cost_det(const CostContext& c, double, NodeCost& out) {
+  const ValueShape& x = c.input(0);
+  if (!x.fully_known() || x.rank < 2) { out.known = false; return; }
+  double m = double(x.dims.back());
+  out.flops = double(c.output_elements(0) > 0 ? c.output_elements(0) : 1) * 2.0 / 3.0 * m * m * m;
 }
 
 }  // namespace perfcard::ops

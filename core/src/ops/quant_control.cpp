@@ -1,5 +1,7 @@
 // Shape rules for quantization ops and for control flow (If, Loop, Scan), whose bodies are inferred
 // as subgraphs with the types the op hands them.
+#include <algorithm>
+
 #include "ops/rule_util.h"
 #include "ops/rules.h"
 
@@ -60,13 +62,42 @@ void rule_if(ShapeContext& c) {
   auto then_out = c.run_subgraph(body(c, "then_branch"), {});
   auto else_out = c.run_subgraph(body(c, "else_branch"), {});
   if (then_out.size() != else_out.size()) c.fail("If branches return different numbers of outputs");
-  for (std::size_t i = 0; i < then_out.size(); ++i) c.set_output(i, merge(then_out[i], else_out[i]));
+  // A condition computed from shapes (exported graphs test "numel == 0" and the like) picks its branch.
+  std::vector<std::int64_t> cond;
+  if (c.input_ints(0, cond) && cond.size() == 1) {
+    for (std::size_t i = 0; i < then_out.size(); ++i) c.set_output(i, cond[0] != 0 ? then_out[i] : else_out[i]);
+    return;
+  }
+  // Otherwise each dim the branches disagree on takes the larger size, marked as an estimate.
+  bool estimated = false;
+  for (std::size_t i = 0; i < then_out.size(); ++i) {
+    const ValueShape &a = then_out[i], &b = else_out[i];
+    ValueShape s = merge(a, b);
+    if (a.rank >= 0 && a.rank == b.rank) {
+      for (std::size_t k = 0; k < s.dims.size(); ++k) {
+        if (a.dims[k] >= 0 && b.dims[k] >= 0 && a.dims[k] != b.dims[k]) {
+          s.dims[k] = std::max(a.dims[k], b.dims[k]);
+          s.estimated = estimated = true;
+        }
+      }
+    }
+    if (a.value && b.value && a.fully_known() && a.dims == b.dims && a.value->is_float == b.value->is_float &&
+        a.value->ints == b.value->ints && a.value->floats == b.value->floats)
+      s.value = a.value;
+    c.set_output(i, std::move(s));
+  }
+  if (estimated)
+    c.warn("If condition is not known before running and its branches produce different sizes; using the larger");
 }
 
 void rule_loop(ShapeContext& c) {
   const Graph& g = body(c, "body");
   std::vector<std::int64_t> m;
   std::int64_t trips = c.has_input(0) && c.input_ints(0, m) && m.size() == 1 ? m[0] : -1;
+  if (trips > (std::int64_t{1} << 40)) trips = -1;  // INT64_MAX: a while loop, bounded by its condition only
+  bool trips_estimated = trips >= 0 && c.input(0).estimated;
+  std::vector<std::int64_t> cond0;
+  bool cond_true = !c.has_input(1) || (c.input_ints(1, cond0) && cond0.size() == 1 && cond0[0] != 0);
   std::vector<ValueShape> ins = {ValueShape::of(DType::Int64, {}), ValueShape::of(DType::Bool, {})};
   std::size_t carried = c.num_inputs() >= 2 ? c.num_inputs() - 2 : 0;
   for (std::size_t i = 0; i < carried; ++i) {
@@ -76,13 +107,63 @@ void rule_loop(ShapeContext& c) {
   }
   auto outs = c.run_subgraph(g, ins);
   if (outs.size() < 1 + carried) c.fail("Loop body returns fewer outputs than loop-carried values");
-  for (std::size_t i = 0; i < carried; ++i) c.set_output(i, merge(outs[1 + i], ins[2 + i]));
+  // The body may stop the loop early unless its condition output is a known true: then M is an upper bound.
+  bool body_cond_true = outs[0].value && outs[0].value->size() == 1 &&
+                        (outs[0].value->is_float ? outs[0].value->floats[0] != 0 : outs[0].value->ints[0] != 0);
+  if (trips >= 0 && !(cond_true && body_cond_true)) trips_estimated = true;
+
+  // Loop-carried values that grow every iteration (torch's list append becomes a Concat onto a carried
+  // tensor): a second pass over the body with the grown types tells whether the growth is linear, and
+  // the final size is then initial + trips * growth.
+  std::vector<ValueShape> final_carried(carried);
+  bool changes = false;
+  for (std::size_t i = 0; i < carried; ++i) {
+    const ValueShape &a = ins[2 + i], &b = outs[1 + i];
+    changes |= a.rank >= 0 && a.rank == b.rank && a.dims != b.dims;
+  }
+  std::vector<ValueShape> outs2;
+  if (changes) {
+    std::vector<ValueShape> ins2 = ins;
+    for (std::size_t i = 0; i < carried; ++i) {
+      ins2[2 + i] = outs[1 + i];
+      ins2[2 + i].value.reset();
+    }
+    outs2 = c.run_subgraph(g, ins2);
+    if (outs2.size() != outs.size()) c.fail("Loop body returns a varying number of outputs");
+  }
+  bool grown = false;
+  for (std::size_t i = 0; i < carried; ++i) {
+    const ValueShape &a = ins[2 + i], &b = outs[1 + i];
+    ValueShape s = merge(b, a);
+    s.estimated = a.estimated || b.estimated;
+    if (changes && s.rank >= 0) {
+      const ValueShape& b2 = outs2[1 + i];
+      for (std::size_t k = 0; k < s.dims.size(); ++k) {
+        if (a.dims[k] < 0 || b.dims[k] < 0 || a.dims[k] == b.dims[k]) continue;
+        std::int64_t step = b.dims[k] - a.dims[k];
+        bool linear = b2.rank == b.rank && b2.dims[k] >= 0 && b2.dims[k] - b.dims[k] == step;
+        if (linear && trips >= 0 && step > 0) {
+          s.dims[k] = a.dims[k] + trips * step;
+          s.estimated |= trips_estimated;
+          grown = true;
+        }
+      }
+    }
+    c.set_output(i, std::move(s));
+  }
+  if (grown)
+    c.warn("Loop-carried values grow every iteration; their final size is initial + trip count x growth" +
+           std::string(trips_estimated ? " (an upper bound: the trip count depends on the data)" : ""));
   if (trips < 0 && outs.size() > 1 + carried)
     c.warn("Loop trip count is not known before running; scan outputs keep an unknown leading dim");
   for (std::size_t k = 1 + carried; k < outs.size(); ++k) {
     ValueShape s = outs[k];
     s.value.reset();
-    if (s.rank >= 0) { s.dims.insert(s.dims.begin(), trips); s.rank += 1; }
+    if (s.rank >= 0) {
+      s.dims.insert(s.dims.begin(), trips);
+      s.rank += 1;
+      s.estimated |= trips_estimated;
+    }
     c.set_output(carried + (k - 1 - carried), std::move(s));
   }
 }

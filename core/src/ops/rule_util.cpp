@@ -47,9 +47,27 @@ std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t from, st
   std::int64_t p = 1;
   for (std::size_t i = from; i < dims.size() && i < to; ++i) {
     if (dims[i] < 0) return -1;
-    p *= dims[i];
+    p = sat_mul(p, dims[i]);
   }
   return p;
+}
+
+std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+std::int64_t sat_add(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+std::int64_t to_int64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2233720368547758e18) return INT64_MAX;
+  if (v <= -9.2233720368547758e18) return INT64_MIN;
+  return std::int64_t(v);
 }
 
 bool fold_binary(ShapeContext& c, DType out_type, const std::function<double(double, double)>& f,
@@ -86,7 +104,7 @@ bool fold_binary(ShapeContext& c, DType out_type, const std::function<double(dou
       double y = b.value->is_float ? b.value->floats[std::size_t(ib)] : double(b.value->ints[std::size_t(ib)]);
       double v = f(x, y);
       if (r.is_float) r.floats.push_back(v);
-      else r.ints.push_back(std::int64_t(v));
+      else r.ints.push_back(to_int64(v));
     } else {
       std::int64_t v = fi(a.value->ints[std::size_t(ia)], b.value->ints[std::size_t(ib)]);
       if (r.is_float) r.floats.push_back(double(v));
@@ -95,6 +113,11 @@ bool fold_binary(ShapeContext& c, DType out_type, const std::function<double(dou
   }
   c.set_output_value(0, out_type, dims, std::move(r));
   return true;
+}
+
+std::vector<std::int64_t> unknown_dims(ShapeContext& c, std::int64_t rank) {
+  if (rank > 64) c.fail("output would have rank " + std::to_string(rank) + ", above the limit of 64");
+  return std::vector<std::int64_t>(std::size_t(std::max<std::int64_t>(rank, 0)), -1);
 }
 
 bool axes_from(ShapeContext& c, const char* name, std::size_t input, std::vector<std::int64_t>& out) {

@@ -21,7 +21,18 @@ ValueShape broadcast_inputs(ShapeContext& c, DType out_type, std::size_t first =
 // Same type and shape as input i, without its contents.
 ValueShape like_input(ShapeContext& c, std::size_t i);
 
+// -1 when a dim is unknown; saturates at INT64_MAX when the product overflows.
 std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t from = 0, std::size_t to = SIZE_MAX);
+
+// Overflow-safe arithmetic. Inferred dims stay below 2^50 (shape inference checks every output), but
+// attributes and constant contents can hold any int64: rules combine them with these.
+std::int64_t sat_mul(std::int64_t a, std::int64_t b);  // a, b >= 0; INT64_MAX on overflow
+std::int64_t sat_add(std::int64_t a, std::int64_t b);  // saturates at INT64_MIN / INT64_MAX
+std::int64_t to_int64(double v);                      // saturating cast; NaN -> 0
+// Two's-complement int64 arithmetic, as runtimes compute it, for folding tensor contents.
+inline std::int64_t wrap_add(std::int64_t a, std::int64_t b) { return std::int64_t(std::uint64_t(a) + std::uint64_t(b)); }
+inline std::int64_t wrap_sub(std::int64_t a, std::int64_t b) { return std::int64_t(std::uint64_t(a) - std::uint64_t(b)); }
+inline std::int64_t wrap_mul(std::int64_t a, std::int64_t b) { return std::int64_t(std::uint64_t(a) * std::uint64_t(b)); }
 
 // Elementwise evaluation on known small contents (after broadcasting), for shape-value propagation.
 bool fold_binary(ShapeContext& c, DType out_type, const std::function<double(double, double)>& f,
@@ -29,6 +40,10 @@ bool fold_binary(ShapeContext& c, DType out_type, const std::function<double(dou
 
 // Limits how many elements rules fold: contents are kept only for shape-sized tensors.
 constexpr std::size_t kFoldLimit = 4096;
+
+// `rank` unknown dims, failing when the rank is absurd (a shape tensor of unknown contents but known,
+// huge length must not make a rule allocate that many dims).
+std::vector<std::int64_t> unknown_dims(ShapeContext& c, std::int64_t rank);
 
 // Reads an "axes"-like list from attribute `name` (older opsets) or input `input` (newer ones).
 // Returns false when neither is present; fails when the input exists but its contents are unknown.

@@ -48,6 +48,12 @@ void rule_nms(ShapeContext&);
 void rule_topk(ShapeContext&);
 void rule_grid_sample(ShapeContext&);
 void rule_roi_align(ShapeContext&);
+void rule_random(ShapeContext&);
+void rule_window(ShapeContext&);
+void rule_dft(ShapeContext&);
+void rule_det(ShapeContext&);
+void rule_max_roi_pool(ShapeContext&);
+void rule_max_unpool(ShapeContext&);
 
 // linalg.cpp
 void rule_conv(ShapeContext&);
@@ -61,6 +67,10 @@ void rule_batch_norm(ShapeContext&);
 void rule_layer_norm(ShapeContext&);
 void rule_reduce(ShapeContext&);
 void rule_arg_reduce(ShapeContext&);
+void rule_rnn(ShapeContext&);
+void cost_rnn(const CostContext&, double, NodeCost&);
+void cost_dft(const CostContext&, double, NodeCost&);
+void cost_det(const CostContext&, double, NodeCost&);
 void cost_conv(const CostContext&, double, NodeCost&);
 void cost_conv_transpose(const CostContext&, double, NodeCost&);
 void cost_matmul(const CostContext&, double, NodeCost&);

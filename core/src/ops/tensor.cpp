@@ -123,7 +123,7 @@ void rule_constant_of_shape(ShapeContext& c) {
     const ValueShape& in = c.input(0);
     ValueShape s;
     s.dtype = t;
-    if (in.rank == 1 && in.dims[0] >= 0) { s.rank = int(in.dims[0]); s.dims.assign(std::size_t(in.dims[0]), -1); }
+    if (in.rank == 1 && in.dims[0] >= 0) { s.dims = unknown_dims(c, in.dims[0]); s.rank = int(in.dims[0]); }
     c.set_output(0, std::move(s));
     return;
   }
@@ -150,7 +150,7 @@ void rule_reshape(ShapeContext& c) {
     ValueShape s;
     s.dtype = in.dtype;
     const ValueShape* sh = c.input_if(1);
-    if (sh && sh->rank == 1 && sh->dims[0] >= 0) { s.rank = int(sh->dims[0]); s.dims.assign(std::size_t(sh->dims[0]), -1); }
+    if (sh && sh->rank == 1 && sh->dims[0] >= 0) { s.dims = unknown_dims(c, sh->dims[0]); s.rank = int(sh->dims[0]); }
     c.set_output(0, std::move(s));
     return;
   }
@@ -171,7 +171,8 @@ void rule_reshape(ShapeContext& c) {
       if (shape[i] < -1) c.fail("Reshape shape has invalid dim " + std::to_string(shape[i]));
       unknown = true;
     } else {
-      known *= out[i];
+      known = sat_mul(known, out[i]);
+      if (known > (std::int64_t{1} << 50)) c.fail("Reshape target shape has more than 2^50 elements");
     }
   }
   std::int64_t total = in.fully_known() ? std::int64_t(in.elements()) : -1;
@@ -349,12 +350,13 @@ void rule_split(ShapeContext& c) {
     }
     std::int64_t parts = c.node().attr_int("num_outputs", std::int64_t(n_out));
     if (parts <= 0) c.fail("Split into " + std::to_string(parts) + " parts");
+    if (std::uint64_t(parts) != n_out) c.fail("Split has " + std::to_string(parts) + " sizes for " + std::to_string(n_out) + " outputs");
     std::int64_t each = d < 0 ? -1 : (d + parts - 1) / parts;
     for (std::int64_t i = 0; i < parts; ++i)
       split.push_back(d < 0 ? -1 : std::min(each, std::max<std::int64_t>(0, d - i * each)));
   }
   if (split.size() != n_out) c.fail("Split has " + std::to_string(split.size()) + " sizes for " + std::to_string(n_out) + " outputs");
-  if (d >= 0 && have && std::accumulate(split.begin(), split.end(), std::int64_t{0}) != d)
+  if (d >= 0 && have && std::accumulate(split.begin(), split.end(), std::int64_t{0}, sat_add) != d)
     c.fail("Split sizes do not add up to dim " + std::to_string(d));
   for (std::size_t i = 0; i < n_out; ++i) {
     ValueShape s = ValueShape::of(in.dtype, in.dims);
@@ -405,11 +407,13 @@ void rule_slice(ShapeContext& c) {
     if (st > 0) {
       s = std::clamp(s, std::int64_t{0}, d);
       e = std::clamp(e, std::int64_t{0}, d);
-      out[ax] = e > s ? (e - s + st - 1) / st : 0;
+      out[ax] = e > s ? (e - s - 1) / st + 1 : 0;
+    } else if (d == 0) {
+      out[ax] = 0;
     } else {
-      s = std::clamp(s, std::int64_t{-1}, d - 1);
+      s = std::clamp(s, std::int64_t{0}, d - 1);  // spec: starts clamp to [0, d-1], ends to [-1, d-1]
       e = std::clamp(e, std::int64_t{-1}, d - 1);
-      out[ax] = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+      out[ax] = s > e ? std::int64_t(std::uint64_t(s - e - 1) / (std::uint64_t{0} - std::uint64_t(st)) + 1) : 0;
     }
     begin[ax] = s;
     step[ax] = st;
@@ -480,8 +484,8 @@ void rule_expand(ShapeContext& c) {
     ValueShape s;
     s.dtype = in.dtype;
     if (sh.rank == 1 && sh.dims[0] >= 0 && in.rank >= 0) {
-      s.rank = int(std::max<std::int64_t>(sh.dims[0], in.rank));
-      s.dims.assign(std::size_t(s.rank), -1);
+      s.dims = unknown_dims(c, std::max<std::int64_t>(sh.dims[0], in.rank));
+      s.rank = int(s.dims.size());
     }
     return c.set_output(0, std::move(s));
   }
@@ -514,7 +518,7 @@ void rule_tile(ShapeContext& c) {
   std::vector<std::int64_t> out = in.dims;
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (reps[i] < 0) c.fail("Tile repeat is negative");
-    out[i] = out[i] < 0 ? -1 : out[i] * reps[i];
+    out[i] = out[i] < 0 ? -1 : sat_mul(out[i], reps[i]);
   }
   ValueShape s = ValueShape::of(in.dtype, out);
   if (foldable(in, product(out))) {
@@ -538,14 +542,14 @@ void rule_range(ShapeContext& c) {
   if (d[0] == 0) c.fail("Range with delta 0");
   double count = std::ceil((l[0] - s[0]) / d[0]);
   if (!(count < 1e15)) c.fail("Range would produce an absurd number of elements");
-  std::int64_t n = std::max<std::int64_t>(0, std::int64_t(count));
+  std::int64_t n = count > 0 ? std::int64_t(count) : 0;
   if (std::size_t(n) <= kFoldLimit) {
     ConstData r;
     r.is_float = dtype_is_float(t);
     for (std::int64_t i = 0; i < n; ++i) {
       double v = s[0] + double(i) * d[0];
       if (r.is_float) r.floats.push_back(v);
-      else r.ints.push_back(std::int64_t(v));
+      else r.ints.push_back(to_int64(v));
     }
     return c.set_output_value(0, t, {n}, std::move(r));
   }
@@ -567,7 +571,7 @@ void rule_pad(ShapeContext& c) {
   std::vector<std::int64_t> out = in.dims;
   for (std::size_t i = 0; i < axes.size(); ++i) {
     std::size_t ax = std::size_t(c.normalize_axis(axes[i], in.rank));
-    if (out[ax] >= 0) out[ax] += pads[i] + pads[i + axes.size()];
+    if (out[ax] >= 0) out[ax] = sat_add(out[ax], sat_add(pads[i], pads[i + axes.size()]));
     if (out[ax] < -1) c.fail("Pad makes dim " + std::to_string(ax) + " negative");
   }
   c.set_output(0, ValueShape::of(in.dtype, out));
@@ -602,7 +606,7 @@ void rule_resize(ShapeContext& c) {
     for (std::size_t i = 0; i < axes.size(); ++i) {
       std::size_t ax = std::size_t(c.normalize_axis(axes[i], in.rank));
       if (!(scales[i] > 0) || scales[i] > 1e6) c.fail("Resize scale " + std::to_string(scales[i]) + " is not a sane positive number");
-      if (out[ax] >= 0) out[ax] = std::int64_t(std::floor(double(out[ax]) * scales[i]));
+      if (out[ax] >= 0) out[ax] = to_int64(std::floor(double(out[ax]) * scales[i]));
     }
   } else {
     for (auto& d : out) d = -1;
@@ -617,7 +621,8 @@ void rule_depth_space(ShapeContext& c) {
   if (in.rank < 0) return c.set_output(0, ValueShape{in.dtype, 4, {-1, -1, -1, -1}, nullptr, false});
   if (in.rank != 4) c.fail("expects a 4-D input");
   auto d = in.dims;
-  auto mul = [](std::int64_t x, std::int64_t k) { return x < 0 ? -1 : x * k; };
+  auto mul = [](std::int64_t x, std::int64_t k) { return x < 0 ? -1 : sat_mul(x, k); };
+  b = std::min<std::int64_t>(b, std::int64_t{1} << 31);  // keeps b * b in range; larger is as absurd
   auto div = [](std::int64_t x, std::int64_t k) { return x < 0 ? -1 : x / k; };
   if (c.node().op_type == "DepthToSpace") c.set_output(0, ValueShape::of(in.dtype, {d[0], div(d[1], b * b), mul(d[2], b), mul(d[3], b)}));
   else c.set_output(0, ValueShape::of(in.dtype, {d[0], mul(d[1], b * b), div(d[2], b), div(d[3], b)}));
@@ -626,7 +631,7 @@ void rule_depth_space(ShapeContext& c) {
 void rule_one_hot(ShapeContext& c) {
   const ValueShape& idx = c.input(0);
   std::vector<double> depth;
-  std::int64_t dep = input_numbers(c, 1, depth) && depth.size() == 1 ? std::int64_t(depth[0]) : -1;
+  std::int64_t dep = input_numbers(c, 1, depth) && depth.size() == 1 ? to_int64(depth[0]) : -1;
   DType t = c.input(2).dtype;
   if (idx.rank < 0) return c.set_output(0, ValueShape{t, -1, {}, nullptr, false});
   std::int64_t axis = c.node().attr_int("axis", -1);
@@ -646,6 +651,14 @@ void rule_eye_like(ShapeContext& c) {
 // Data-dependent output sizes: use the largest possible size and say so.
 void rule_nonzero(ShapeContext& c) {
   const ValueShape& in = c.input(0);
+  if (in.value && in.fully_known() && in.value->size() == in.elements()) {  // known contents: count them
+    std::int64_t n = 0;
+    for (std::size_t i = 0; i < in.value->size(); ++i)
+      n += in.value->is_float ? in.value->floats[i] != 0 : in.value->ints[i] != 0;
+    ValueShape s = ValueShape::of(DType::Int64, {std::int64_t(in.rank), n});
+    s.estimated = in.estimated;
+    return c.set_output(0, std::move(s));
+  }
   ValueShape s = ValueShape::of(DType::Int64, {in.rank < 0 ? -1 : std::int64_t(in.rank), in.fully_known() ? std::int64_t(in.elements()) : -1});
   s.estimated = true;
   c.warn("NonZero output size depends on the data; using the upper bound (every element non-zero)");
@@ -654,31 +667,60 @@ void rule_nonzero(ShapeContext& c) {
 
 void rule_compress(ShapeContext& c) {
   const ValueShape& in = c.input(0);
+  const ValueShape& cond = c.input(1);
+  const Attribute* axis = c.node().attr("axis");
   ValueShape s;
   s.dtype = in.dtype;
-  s.estimated = true;
-  if (const Attribute* a = c.node().attr("axis"); a && in.rank >= 0) {
-    s = ValueShape::of(in.dtype, in.dims);
-    s.estimated = true;
+  if (in.rank < 0) return c.set_output(0, std::move(s));
+  std::size_t ax = axis ? std::size_t(c.normalize_axis(axis->i, in.rank)) : 0;
+  std::int64_t full = axis ? in.dims[ax] : (in.fully_known() ? std::int64_t(in.elements()) : -1);
+  // Selected count: exact when the condition's contents are known, else at most min(len(condition), size).
+  std::int64_t n = -1;
+  bool exact = false;
+  if (cond.value && cond.fully_known() && cond.value->size() == cond.elements()) {
+    n = 0;
+    for (std::size_t i = 0; i < cond.value->size() && (full < 0 || std::int64_t(i) < full); ++i)
+      n += cond.value->is_float ? cond.value->floats[i] != 0 : cond.value->ints[i] != 0;
+    exact = true;
   } else {
-    s = ValueShape::of(in.dtype, {in.fully_known() ? std::int64_t(in.elements()) : -1});
-    s.estimated = true;
+    std::int64_t len = cond.rank == 1 ? cond.dims[0] : -1;
+    n = full < 0 ? len : len < 0 ? full : std::min(full, len);
   }
-  c.warn("Compress output size depends on the data; using the upper bound");
+  if (axis) {
+    s = ValueShape::of(in.dtype, in.dims);
+    s.dims[ax] = n;
+  } else {
+    s = ValueShape::of(in.dtype, {n});
+  }
+  s.estimated = !exact || in.estimated || cond.estimated;
+  if (!exact) c.warn("Compress output size depends on the data; using the upper bound");
   c.set_output(0, std::move(s));
 }
 
 void rule_unique(ShapeContext& c) {
   const ValueShape& in = c.input(0);
-  std::int64_t n = in.fully_known() ? std::int64_t(in.elements()) : -1;
-  ValueShape s = ValueShape::of(in.dtype, {n});
-  s.estimated = true;
-  c.set_output(0, s);
-  for (std::size_t i = 1; i < 4; ++i) {
-    ValueShape t = ValueShape::of(DType::Int64, {n});
-    t.estimated = true;
-    c.set_output(i, t);
+  const Attribute* axis = c.node().attr("axis");
+  std::int64_t total = in.fully_known() ? std::int64_t(in.elements()) : -1;
+  std::int64_t along = total;  // elements (or slices along axis) that are made unique
+  ValueShape y = ValueShape::of(in.dtype, {total});
+  if (axis && in.rank >= 0) {
+    std::size_t ax = std::size_t(c.normalize_axis(axis->i, in.rank));
+    along = in.dims[ax];
+    y = ValueShape::of(in.dtype, in.dims);
+  } else if (axis) {
+    y = ValueShape{in.dtype, -1, {}, nullptr, false};
+    along = -1;
   }
+  if (axis && in.rank >= 0) y.dims[std::size_t(c.normalize_axis(axis->i, in.rank))] = along;
+  y.estimated = true;
+  c.set_output(0, y);
+  ValueShape idx = ValueShape::of(DType::Int64, {along}), counts = idx;
+  idx.estimated = counts.estimated = true;
+  c.set_output(1, idx);
+  ValueShape inverse = ValueShape::of(DType::Int64, {along});  // one entry per input element: exact
+  inverse.estimated = in.estimated;
+  c.set_output(2, inverse);
+  c.set_output(3, counts);
   c.warn("Unique output size depends on the data; using the upper bound (all elements distinct)");
 }
 
@@ -691,7 +733,7 @@ void rule_nms(ShapeContext& c) {
   if (scores.fully_known() && scores.rank == 3) {
     std::int64_t spatial = boxes.rank == 3 ? boxes.dims[1] : scores.dims[2];
     std::int64_t k = per_class < 0 ? spatial : std::min(per_class, spatial);
-    n = scores.dims[0] * scores.dims[1] * k;
+    n = k < 0 ? -1 : sat_mul(sat_mul(scores.dims[0], scores.dims[1]), k);
   }
   ValueShape s = ValueShape::of(DType::Int64, {n, 3});
   s.estimated = true;
@@ -712,16 +754,30 @@ void rule_topk(ShapeContext& c) {
   }
   std::size_t ax = std::size_t(c.normalize_axis(c.node().attr_int("axis", -1), in.rank));
   std::vector<std::int64_t> out = in.dims;
-  if (k >= 0 && in.dims[ax] >= 0 && k > in.dims[ax]) c.fail("TopK k=" + std::to_string(k) + " exceeds the axis size " + std::to_string(in.dims[ax]));
+  bool estimated = in.estimated || (c.has_input(1) && c.input(1).estimated);
+  if (k < 0 && in.dims[ax] >= 0) {
+    // k computed from the data: at most the whole axis
+    k = in.dims[ax];
+    estimated = true;
+    c.warn("TopK k depends on the data; using the upper bound (the whole axis, " + std::to_string(k) + ")");
+  }
+  if (k >= 0 && in.dims[ax] >= 0 && k > in.dims[ax]) {
+    // an estimated axis is an upper bound: k beyond it cannot be told from a k that fits
+    if (!in.estimated) c.fail("TopK k=" + std::to_string(k) + " exceeds the axis size " + std::to_string(in.dims[ax]));
+    k = in.dims[ax];
+  }
   out[ax] = k;
-  c.set_output(0, ValueShape::of(in.dtype, out));
-  c.set_output(1, ValueShape::of(DType::Int64, out));
+  ValueShape v = ValueShape::of(in.dtype, out), i = ValueShape::of(DType::Int64, out);
+  v.estimated = i.estimated = estimated;
+  c.set_output(0, std::move(v));
+  c.set_output(1, std::move(i));
 }
 
 void rule_grid_sample(ShapeContext& c) {
   const ValueShape& x = c.input(0);
   const ValueShape& g = c.input(1);
   if (x.rank < 0 || g.rank < 0) return c.set_output(0, ValueShape{x.dtype, -1, {}, nullptr, false});
+  if (x.rank < 2 || g.rank < 2) c.fail("GridSample needs an input of rank >= 2 and a grid of rank >= 2");
   std::vector<std::int64_t> out = {x.dims[0], x.dims[1]};
   out.insert(out.end(), g.dims.begin() + 1, g.dims.end() - 1);
   c.set_output(0, ValueShape::of(x.dtype, out));
@@ -732,6 +788,100 @@ void rule_roi_align(ShapeContext& c) {
   const ValueShape& rois = c.input(1);
   std::int64_t oh = c.node().attr_int("output_height", 1), ow = c.node().attr_int("output_width", 1);
   c.set_output(0, ValueShape::of(x.dtype, {rois.rank >= 1 ? rois.dims[0] : -1, x.rank >= 2 ? x.dims[1] : -1, oh, ow}));
+}
+
+}  // namespace perfcard::ops
+
+namespace perfcard::ops {
+
+// Random generators and samplers: the shape of their input (…Like, Bernoulli) or of their attributes.
+void rule_random(ShapeContext& c) {
+  const Node& n = c.node();
+  const std::string& op = n.op_type;
+  if (op == "RandomNormal" || op == "RandomUniform") {
+    DType t = DType(n.attr_int("dtype", std::int64_t(DType::Float)));
+    if (!n.has_attr("shape")) c.fail(op + " without a shape attribute");
+    return c.set_output(0, ValueShape::of(t, n.attr_ints("shape")));
+  }
+  if (op == "Multinomial") {
+    const ValueShape& in = c.input(0);
+    DType t = DType(n.attr_int("dtype", std::int64_t(DType::Int32)));
+    std::int64_t batch = in.rank == 2 ? in.dims[0] : -1;
+    return c.set_output(0, ValueShape::of(t, {batch, n.attr_int("sample_size", 1)}));
+  }
+  ValueShape s = like_input(c, 0);  // RandomNormalLike, RandomUniformLike, Bernoulli
+  if (n.has_attr("dtype")) s.dtype = DType(n.attr_int("dtype", std::int64_t(s.dtype)));
+  c.set_output(0, std::move(s));
+}
+
+// HannWindow, HammingWindow, BlackmanWindow: a 1-D window of `size` (a scalar input).
+void rule_window(ShapeContext& c) {
+  std::vector<std::int64_t> size;
+  DType t = DType(c.node().attr_int("output_datatype", std::int64_t(DType::Float)));
+  std::int64_t n = c.input_ints(0, size) && size.size() == 1 ? size[0] : -1;
+  if (n < -1) c.fail("window size is negative");
+  c.set_output(0, ValueShape::of(t, {n}));
+}
+
+// DFT (opset 17): [batch, n_1, ..., n_k, 1 or 2] -> the same with 2 (complex) last, the transformed axis
+// resized to dft_length and halved (+1) when onesided.
+void rule_dft(ShapeContext& c) {
+  const ValueShape& in = c.input(0);
+  if (in.rank < 0) return c.set_output(0, ValueShape{in.dtype, -1, {}, nullptr, false});
+  if (in.rank < 2) c.fail("DFT input needs a batch and a last (real/imaginary) dim");
+  std::int64_t axis = c.node().attr_int("axis", 1);
+  std::size_t ax = std::size_t(c.normalize_axis(axis, in.rank));
+  if (ax == 0 || ax + 1 == std::size_t(in.rank)) c.fail("DFT axis must be a signal axis");
+  std::vector<std::int64_t> out = in.dims;
+  std::vector<std::int64_t> len;
+  if (c.has_input(1)) out[ax] = c.input_ints(1, len) && len.size() == 1 ? len[0] : -1;
+  if (c.node().attr_int("onesided", 0) != 0 && c.node().attr_int("inverse", 0) == 0 && out[ax] >= 0)
+    out[ax] = out[ax] / 2 + 1;
+  out.back() = 2;
+  c.set_output(0, ValueShape::of(in.dtype, out));
+}
+
+// Det: [*, M, M] -> [*].
+void rule_det(ShapeContext& c) {
+  const ValueShape& in = c.input(0);
+  if (in.rank < 0) return c.set_output(0, ValueShape{in.dtype, -1, {}, nullptr, false});
+  if (in.rank < 2) c.fail("Det needs square matrices in the last two dims");
+  c.set_output(0, ValueShape::of(in.dtype, std::vector<std::int64_t>(in.dims.begin(), in.dims.end() - 2)));
+}
+
+// MaxRoiPool: [num_rois, C, pooled_h, pooled_w].
+void rule_max_roi_pool(ShapeContext& c) {
+  const ValueShape& x = c.input(0);
+  const ValueShape& rois = c.input(1);
+  std::vector<std::int64_t> pooled = c.node().attr_ints("pooled_shape");
+  if (pooled.size() != 2) c.fail("MaxRoiPool needs a pooled_shape of two dims");
+  c.set_output(0, ValueShape::of(x.dtype, {rois.rank >= 1 ? rois.dims[0] : -1, x.rank >= 2 ? x.dims[1] : -1, pooled[0], pooled[1]}));
+}
+
+// MaxUnpool: output_shape input when given, else (in - 1) * stride + kernel - pads.
+void rule_max_unpool(ShapeContext& c) {
+  const ValueShape& x = c.input(0);
+  std::vector<std::int64_t> shape;
+  if (c.has_input(2) && c.input_ints(2, shape)) return c.set_output(0, ValueShape::of(x.dtype, shape));
+  if (x.rank < 0) return c.set_output(0, ValueShape{x.dtype, -1, {}, nullptr, false});
+  if (c.has_input(2)) return c.set_output(0, ValueShape::of(x.dtype, unknown_dims(c, x.rank)));
+  if (x.rank < 3) c.fail("MaxUnpool input needs N, C and spatial dims");
+  std::size_t sp = std::size_t(x.rank - 2);
+  std::vector<std::int64_t> k = c.node().attr_ints("kernel_shape"), st = c.node().attr_ints("strides"),
+                            pads = c.node().attr_ints("pads");
+  if (st.empty()) st.assign(sp, 1);
+  if (pads.empty()) pads.assign(2 * sp, 0);
+  if (k.size() != sp || st.size() != sp || pads.size() != 2 * sp) c.fail("MaxUnpool kernel/strides/pads do not match the spatial dims");
+  std::vector<std::int64_t> out = {x.dims[0], x.dims[1]};
+  for (std::size_t i = 0; i < sp; ++i) {
+    std::int64_t d = x.dims[2 + i];
+    if (k[i] <= 0 || st[i] <= 0 || k[i] > (std::int64_t{1} << 31) || st[i] > (std::int64_t{1} << 31))
+      c.fail("MaxUnpool kernel and strides must be positive and below 2^31");
+    std::int64_t o = d < 0 ? -1 : sat_add(sat_mul(d > 0 ? d - 1 : 0, st[i]), k[i] - pads[i] - pads[i + sp]);
+    if (d >= 0 && o < 0) c.fail("MaxUnpool output dim is negative");
+    out.push_back(o);
+  }
+  c.set_output(0, ValueShape::of(x.dtype, out));
 }
 
 }  // namespace perfcard::ops
