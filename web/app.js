@@ -147,7 +147,7 @@ async function openModel(source) {
   renderModelInfo();
   renderDimFields();
   await predict();
-  perf.timings.push({ model: model.label, open: summary.ms, firstPrediction: performance.now() - t0 });
+  perf.timings.push({ model: model.label, open: summary.ms, firstPrediction: performance.now() - t0, readyAt: performance.now(), startedAt: t0 });
   return true;
 }
 

@@ -1,0 +1,196 @@
+#!/usr/bin/env node
+// The web figures of docs/benchmarks.md (section "web"): download size of wasm + JS (+ the data embedded in
+// the wasm), time to the first prediction for each bundled example (node, and in headless Chromium after
+// the page has loaded), the re-prediction of all GPUs x 8 batch sizes when a setting changes, and memory
+// (the wasm heap, the browser's renderer processes).
+//
+//   node web/build.mjs && node scripts/bench_web.mjs [--runs N] [--no-browser] [--big FILE]
+//
+// Wall-clock figures depend on the machine's load; CPU time (node, process.cpuUsage) is printed beside
+// them. The load average at the start and the end is printed too.
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = resolve(process.env.PERFCARD_DIST ?? join(root, 'dist'));
+const args = process.argv.slice(2);
+const runs = Number(args.includes('--runs') ? args[args.indexOf('--runs') + 1] : 15);
+const noBrowser = args.includes('--no-browser');
+const bigFile = args.includes('--big') ? args[args.indexOf('--big') + 1] : join(root, 'build', 'bench-models', 'mlp_1gb.onnx');
+const SWEEP = [1, 2, 4, 8, 16, 32, 64, 128];
+
+if (!existsSync(join(dist, 'lib', 'perfcard_wasm.wasm'))) {
+  console.error(`bench_web.mjs: ${dist} is not built: scripts/build.sh && node web/build.mjs`);
+  process.exit(1);
+}
+
+const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
+const f1 = (x) => x.toFixed(1);
+const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+function size(p) {
+  const b = readFileSync(p);
+  return { raw: b.length, gzip: gzipSync(b, { level: 9 }).length };
+}
+
+console.log(`# PerfCard web benchmark (${new Date().toISOString().slice(0, 10)})`);
+console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}; node ${process.version}`);
+
+// ---- sizes -------------------------------------------------------------------------------------------
+console.log('\n## download size (what the page fetches)\n');
+console.log('| file | raw | gzip -9 |');
+console.log('|---|---:|---:|');
+const core = ['lib/perfcard_wasm.wasm', 'lib/perfcard_wasm.js', 'lib/perfcard.js'];
+const page = readdirSync(dist).filter((f) => /\.(html|js|css|svg)$/.test(f) && f !== 'accuracy.html');
+let coreTotal = { raw: 0, gzip: 0 };
+let pageTotal = { raw: 0, gzip: 0 };
+for (const f of core) {
+  const s = size(join(dist, f));
+  coreTotal = { raw: coreTotal.raw + s.raw, gzip: coreTotal.gzip + s.gzip };
+  console.log(`| ${f} | ${kib(s.raw)} | ${kib(s.gzip)} |`);
+}
+console.log(`| **wasm + JS API** | **${kib(coreTotal.raw)}** | **${kib(coreTotal.gzip)}** |`);
+for (const f of page) {
+  const s = size(join(dist, f));
+  pageTotal = { raw: pageTotal.raw + s.raw, gzip: pageTotal.gzip + s.gzip };
+}
+console.log(`| page + widget (${page.length} files: html, js, css, svg) | ${kib(pageTotal.raw)} | ${kib(pageTotal.gzip)} |`);
+console.log(`| **everything the page loads** | **${kib(coreTotal.raw + pageTotal.raw)}** | **${kib(coreTotal.gzip + pageTotal.gzip)}** |`);
+let weights = { raw: 0, gzip: 0 };
+for (const f of ['devices.json', 'carbon_regions.json', 'roofline.json']) {
+  const s = size(join(root, 'weights', f));
+  weights = { raw: weights.raw + s.raw, gzip: weights.gzip + s.gzip };
+}
+console.log(`| of which predictor data embedded in the wasm (weights/devices.json, carbon_regions.json, roofline.json) | ${kib(weights.raw)} | ${kib(weights.gzip)} |`);
+const examples = JSON.parse(readFileSync(join(dist, 'examples', 'index.json'), 'utf8'));
+for (const ex of examples) console.log(`| examples/${ex.file} (fetched when picked) | ${kib(ex.bytes)} | ${kib(size(join(dist, 'examples', ex.file)).gzip)} |`);
+
+// ---- node --------------------------------------------------------------------------------------------
+console.log('\n## node (the wasm module, no browser)\n');
+const api = await import(pathToFileURL(join(dist, 'lib', 'perfcard.js')).href);
+console.log('| example | first prediction (fresh instance: compile + open + 16 GPUs at batch 1) | re-predict 16 GPUs x 8 batches: median wall | best wall | CPU per call | predictions |');
+console.log('|---|---:|---:|---:|---:|---:|');
+const nodeFigures = {};
+for (const ex of examples) {
+  const bytes = readFileSync(join(dist, 'examples', ex.file));
+  const t0 = performance.now();
+  const card = await api.createPerfCard({ wasmBinary: readFileSync(join(dist, 'lib', 'perfcard_wasm.wasm')) });
+  const model = card.openModelSync(bytes);
+  model.predict({ devices: 'all', batch: [1], dims: ex.dims });
+  const first = performance.now() - t0;
+  const options = { devices: 'all', batch: SWEEP, dims: ex.dims };
+  for (let i = 0; i < 3; i++) model.predict(options);  // optimizing tiers
+  const walls = [];
+  const c0 = process.cpuUsage();
+  let n = 0;
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    n = model.predict(options).predictions.length;
+    walls.push(performance.now() - t);
+  }
+  const c = process.cpuUsage(c0);
+  const cpu = (c.user + c.system) / 1000 / runs;
+  nodeFigures[ex.name] = { first, median: median(walls), best: Math.min(...walls), cpu };
+  console.log(`| ${ex.file} | ${f1(first)} ms | ${f1(median(walls))} ms | ${f1(Math.min(...walls))} ms | ${f1(cpu)} ms | ${n} |`);
+  model.close();
+}
+
+// ---- browser -----------------------------------------------------------------------------------------
+if (noBrowser) process.exit(0);
+const { unavailable, serve, launch } = await import(pathToFileURL(join(root, 'tests', 'web', 'harness.mjs')).href);
+const why = await unavailable();
+if (why) {
+  console.log(`\nbrowser figures skipped: ${why}`);
+  process.exit(0);
+}
+const server = await serve();
+const browser = await launch();
+const profileProcs = () => {
+  // Peak resident memory (VmHWM) of the Chromium processes of this profile: renderer, GPU, utility.
+  let total = 0;
+  let max = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!cmd.includes('perfcard-chromium-')) continue;
+      const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+      total += hwm;
+      if (cmd.includes('--type=renderer')) max = Math.max(max, hwm);
+    } catch { /* gone */ }
+  }
+  return { total, renderer: max };
+};
+console.log('\n## headless Chromium (Debian chromium, the page served on 127.0.0.1)\n');
+console.log('| example | page load -> first table | of which: read + parse + analyze in the worker | re-predict after a setting change: 16 GPUs x 8 batches in the worker | table (16 GPUs, kernels) | round trip to a redrawn page | wasm memory | JS heap |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+try {
+  for (const ex of examples) {
+    const page = await browser.context.newPage();
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('Performance.enable');
+    await page.goto(`${server.origin}/#example=${ex.name}`);
+    await page.waitForFunction(() => window.__perfcard?.ready, null, { timeout: 300_000 });
+    const load = await page.evaluate(() => {
+      const nav = performance.getEntriesByType('navigation')[0];
+      const t = window.__perfcard.timings[0];
+      return { loadEnd: nav.loadEventEnd, readyAt: t.readyAt, open: t.open };
+    });
+    // Setting changes: batch 1 -> 2 -> 4 ..., each re-predicting table + sweep in the worker.
+    const sweeps = [];
+    const tables = [];
+    const trips = [];
+    for (let i = 0; i < Math.min(runs, 8); i++) {
+      const b = String(2 + (i % 6));
+      await page.fill('#batch', b);
+      await page.waitForFunction((bb) => document.querySelector('#status').dataset.state === 'ready'
+        && document.querySelector('#cli').textContent.includes(`--batch ${bb} `), b, { timeout: 120_000 });
+      const last = await page.evaluate(() => window.__perfcard.last);
+      sweeps.push(last.sweep);
+      tables.push(last.table);
+      trips.push(last.roundTrip);
+    }
+    const metrics = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
+    const last = await page.evaluate(() => window.__perfcard.last);
+    const first = load.readyAt - load.loadEnd;
+    console.log(`| ${ex.file} | ${f1(first)} ms | ${f1(load.open.total)} ms | median ${f1(median(sweeps))} ms, best ${f1(Math.min(...sweeps))} ms | ${f1(median(tables))} ms | ${f1(median(trips))} ms | ${(last.memoryBytes / 2 ** 20).toFixed(0)} MiB | ${(metrics.JSHeapUsedSize / 2 ** 20).toFixed(1)} MiB |`);
+    await page.close();
+  }
+  const procs = profileProcs();
+  console.log(`\nChromium processes of the benchmark profile: peak resident ${(procs.total / 2 ** 20).toFixed(0)} MiB summed, largest renderer ${(procs.renderer / 2 ** 20).toFixed(0)} MiB`);
+
+  if (existsSync(bigFile)) {
+    const page = await browser.context.newPage();
+    await page.goto(`${server.origin}/`);
+    await page.waitForFunction(() => window.__perfcard?.ready, null, { timeout: 300_000 });
+    await page.evaluate(() => {
+      window.__stall = { max: 0, last: performance.now() };
+      window.__stallTimer = setInterval(() => {
+        const now = performance.now();
+        window.__stall.max = Math.max(window.__stall.max, now - window.__stall.last);
+        window.__stall.last = now;
+      }, 20);
+    });
+    const t0 = Date.now();
+    const name = bigFile.split('/').pop();
+    await page.setInputFiles('#file', bigFile);
+    await page.waitForFunction((n) => window.__perfcard.timings.some((t) => t.model === n), name, { timeout: 600_000 });
+    const s = (Date.now() - t0) / 1000;
+    const stall = await page.evaluate(() => { clearInterval(window.__stallTimer); return window.__stall.max; });
+    const t = await page.evaluate((n) => window.__perfcard.timings.find((x) => x.model === n), name);
+    const mem = await page.evaluate(() => window.__perfcard.last.memoryBytes);
+    const procs2 = profileProcs();
+    console.log(`\n${name} (${(statSync(bigFile).size / 2 ** 30).toFixed(2)} GiB) dropped on the page: first table after ${s.toFixed(1)} s ` +
+      `(worker: read into wasm memory + parse ${(t.open.copyAndParse / 1000).toFixed(1)} s, analyze ${(t.open.analyze / 1000).toFixed(2)} s); ` +
+      `longest main-thread stall ${stall.toFixed(0)} ms; wasm memory ${(mem / 2 ** 30).toFixed(2)} GiB; ` +
+      `Chromium peak resident ${(procs2.total / 2 ** 30).toFixed(2)} GiB summed`);
+    await page.close();
+  } else {
+    console.log(`\n(no ${bigFile}: scripts/make_bench_models.py makes the 1 GB model)`);
+  }
+} finally {
+  await browser.close();
+  await server.stop();
+}
+console.log(`\nload average at the end: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
