@@ -136,9 +136,11 @@ def export_one(name: str, opset: int, fold_bn: bool, do_count: bool, out_dir: st
     x = torch.zeros(1, 3, size, size)
     # Only these builders make modules that eval never runs (auxiliary classifiers).
     rec["unused_in_eval_params"] = unused_in_eval_params(model, x) if rec["family"] in ("inception", "googlenet") else {}
+    # nn.MultiheadAttention (ViT) takes a fused inference kernel when autograd is off, which neither
+    # torch.onnx (opset <= 17) nor a dispatch-level count can see through: keep autograd on for it.
+    has_mha = any(isinstance(m, torch.nn.MultiheadAttention) for m in model.modules())
     if do_count:
-        # nn.MultiheadAttention (ViT) needs autograd on to take its decomposed path; the rest run faster without.
-        c = torch_count.count(model, x, grad=any(isinstance(m, torch.nn.MultiheadAttention) for m in model.modules()))
+        c = torch_count.count(model, x, grad=has_mha)
         rec["torch_macs"] = c["macs"]
         rec["torch_activations"] = c["activations"]
     training = torch.onnx.TrainingMode.EVAL if fold_bn else torch.onnx.TrainingMode.PRESERVE
@@ -146,7 +148,7 @@ def export_one(name: str, opset: int, fold_bn: bool, do_count: bool, out_dir: st
     with tempfile.TemporaryDirectory(prefix="perfcard_export_", dir=out_dir) as tmp:
         # A file target lets torch write >2 GB models with external data; small ones load back whole.
         tmp_path = os.path.join(tmp, name + ".onnx")
-        with torch.no_grad():
+        with torch.set_grad_enabled(has_mha):
             torch.onnx.export(
                 model, (x,), tmp_path, opset_version=opset, training=training,
                 input_names=["input"], output_names=["logits"],
