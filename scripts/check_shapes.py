@@ -694,6 +694,18 @@ def reference_shapes(path):
     return out, inferred
 
 
+def without_output_shapes(path, tmpdir):
+    """A copy whose graph outputs declare their type but no shape: perfcard falls back on declared shapes
+    where a rule cannot tell a rank, which would hide a gap in the rules from this check."""
+    m = onnx.load(path, load_external_data=False)
+    for vi in m.graph.output:
+        if vi.type.HasField("tensor_type"):
+            vi.type.tensor_type.ClearField("shape")
+    out = os.path.join(tmpdir, os.path.basename(path))
+    onnx.save_model(m, out)
+    return out
+
+
 def run_cli(cli, path):
     cmd = [cli, "analyze", path, "--per-node", "--json"]
     for k, v in BINDINGS.items():
@@ -838,7 +850,8 @@ def main():
                     export(name, kind, maker, opset, path)
                     print(f"exported {label} in {time.time() - t0:.1f}s", file=sys.stderr)
                 ref, _ = reference_shapes(path)
-                doc = run_cli(args.cli, path)
+                with tempfile.TemporaryDirectory() as td:
+                    doc = run_cli(args.cli, without_output_shapes(path, td))
                 st = compare(doc, ref)
                 if not args.no_runtime:
                     actual = runtime_shapes(name, kind, maker, os.path.join(args.cache, f"{name}.runtime.json"))
