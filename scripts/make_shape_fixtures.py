@@ -245,17 +245,21 @@ def control_model():
         [vi("cond_out", TensorProto.BOOL, []), vi("acc_out", TensorProto.FLOAT, None),
          vi("scan_out", TensorProto.FLOAT, None)],
         [const_i64("b_ax0", [0])])
+    # a branch that only makes sense when the batch is empty: reshapes x to [0, 5]
+    bad_else = helper.make_graph([helper.make_node("Reshape", ["x", "r_shape"], ["bad_out"])], "bad_else",
+                                 [], [vi("bad_out", TensorProto.FLOAT, None)], [const_i64("r_shape", [0, 5])])
     nodes = [
         helper.make_node("Shape", ["x"], ["xs"]),
         helper.make_node("Gather", ["xs", "i0"], ["nb"], axis=0),
         helper.make_node("Greater", ["nb", "i0"], ["nonempty"]),
         helper.make_node("If", ["nonempty"], ["known_branch"], then_branch=then_g, else_branch=else_g),
+        helper.make_node("If", ["nonempty"], ["guarded"], then_branch=then_g, else_branch=bad_else),
         helper.make_node("If", ["flag"], ["either"], then_branch=then_g, else_branch=else_g),
         helper.make_node("If", ["flag"], ["same"], then_branch=then2, else_branch=else2),
         helper.make_node("Constant", [], ["true"], value=helper.make_tensor("t", TensorProto.BOOL, [], [True])),
         helper.make_node("Loop", ["nb", "true", "empty"], ["rows", "scanned"], body=body),
     ]
-    outs = [vi(n, TensorProto.FLOAT, None) for n in ("known_branch", "either", "same", "rows", "scanned")]
+    outs = [vi(n, TensorProto.FLOAT, None) for n in ("known_branch", "guarded", "either", "same", "rows", "scanned")]
     return model(nodes, [x, flag], outs, inits, opset=13)
 
 

@@ -113,6 +113,9 @@ TEST_CASE("every fixture agrees with onnx's shape inference wherever onnx knows 
     Run r = run(name);
     std::size_t compared = 0;
     for (const auto& [vname, entry] : values.items()) {
+      // the Reshape of 32 elements to [0 (copy), 5] in a branch these shapes never take: onnx does not
+      // check element counts, perfcard reports the contradiction (as a warning) and leaves it unknown
+      if (name == "control_op13" && vname == "bad_out") continue;
       INFO(name << ": " << vname << " onnx says " << entry.dump());
       const ValueShape& ours = r.at(vname);
       const std::string dtype = entry[0].get<std::string>();
@@ -254,6 +257,10 @@ TEST_CASE("If and Loop: known conditions pick a branch, bodies see outer-scope v
   // batch > 0 is known from the shapes: the then-branch (x * 2) is the one that runs
   CHECK(r.dims("known_branch") == Dims{8, 4});
   CHECK_FALSE(r.at("known_branch").estimated);
+  // the untaken branch of a known condition may contradict the shapes (Reshape of 32 elements to
+  // [0 (copy), 5]): a warning, not an error
+  CHECK(r.dims("guarded") == Dims{8, 4});
+  CHECK(r.warned("never take"));
   // a run-time condition with branches of [8, 4] and [8, 2]: the larger, marked as an estimate
   CHECK(r.dims("either") == Dims{8, 4});
   CHECK(r.at("either").estimated);

@@ -2,6 +2,7 @@
 // as subgraphs with the types the op hands them.
 #include <algorithm>
 
+#include "perfcard/error.h"
 #include "ops/rule_util.h"
 #include "ops/rules.h"
 
@@ -59,15 +60,27 @@ const Graph& body(ShapeContext& c, const char* name) {
 }  // namespace
 
 void rule_if(ShapeContext& c) {
-  auto then_out = c.run_subgraph(body(c, "then_branch"), {});
-  auto else_out = c.run_subgraph(body(c, "else_branch"), {});
-  if (then_out.size() != else_out.size()) c.fail("If branches return different numbers of outputs");
+  const Graph& then_g = body(c, "then_branch");
+  const Graph& else_g = body(c, "else_branch");
   // A condition computed from shapes (exported graphs test "numel == 0" and the like) picks its branch.
+  // The other branch is still inferred (for the per-node listing), but it never runs with these shapes,
+  // so a contradiction found in it is a warning, not an error.
   std::vector<std::int64_t> cond;
   if (c.input_ints(0, cond) && cond.size() == 1) {
-    for (std::size_t i = 0; i < then_out.size(); ++i) c.set_output(i, cond[0] != 0 ? then_out[i] : else_out[i]);
+    bool take_then = cond[0] != 0;
+    auto taken = c.run_subgraph(take_then ? then_g : else_g, {});
+    try {
+      c.run_subgraph(take_then ? else_g : then_g, {});
+    } catch (const Error& e) {
+      c.warn(std::string("the ") + (take_then ? "else" : "then") + " branch, which these shapes never take, cannot be inferred: " +
+             e.message());
+    }
+    for (std::size_t i = 0; i < taken.size(); ++i) c.set_output(i, taken[i]);
     return;
   }
+  auto then_out = c.run_subgraph(then_g, {});
+  auto else_out = c.run_subgraph(else_g, {});
+  if (then_out.size() != else_out.size()) c.fail("If branches return different numbers of outputs");
   // Otherwise each dim the branches disagree on takes the larger size, marked as an estimate.
   bool estimated = false;
   for (std::size_t i = 0; i < then_out.size(); ++i) {
