@@ -175,6 +175,25 @@ def export_one(name: str, opset: int, fold_bn: bool, do_count: bool, out_dir: st
     return rec
 
 
+def merge(src: str, dst: str) -> int:
+    with open(os.path.join(src, "manifest.json")) as f:
+        other = json.load(f)
+    path = os.path.join(dst, "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    for name, rec in other.get("models", {}).items():
+        os.replace(os.path.join(src, name + ".onnx"), os.path.join(dst, name + ".onnx"))
+        manifest["models"][name] = rec
+        manifest["failed"].pop(name, None)
+        print(f"merged {name}")
+    for name, info in other.get("failed", {}).items():
+        if name not in manifest["models"]:
+            manifest["failed"][name] = info
+    with open(path, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--opset", type=int, default=13, choices=range(13, 18), metavar="{13..17}")
@@ -186,7 +205,11 @@ def main() -> int:
                     help="auto: off for Swin/MaxViT (see NO_FOLD_FAMILIES), on otherwise")
     ap.add_argument("--no-count", action="store_true", help="skip the torch-side MAC count")
     ap.add_argument("--out", default=OUT)
+    ap.add_argument("--merge-from", metavar="DIR",
+                    help="move the models of another --out folder (a parallel run) into --out and its manifest, then stop")
     args = ap.parse_args()
+    if args.merge_from:
+        return merge(args.merge_from, args.out)
 
     torch.set_num_threads(1)
     os.makedirs(args.out, exist_ok=True)
