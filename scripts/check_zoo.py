@@ -376,6 +376,9 @@ def main() -> int:
         print("\nModels that did not export (scripts/zoo/export_torchvision.py):")
         for m, info in sorted(failed_exports.items()):
             print(f"  {m} (opset {info.get('opset')}): {info.get('error')}")
+    missing = sorted(set(ref) - set(manifest.get("models", {})) - set(failed_exports))
+    if missing and not only:
+        print("\nReference models not in this zoo (not exported in this run, so not checked): " + ", ".join(missing))
     print(f"\n{len(rows) - failed} PASS, {failed} FAIL of {len(rows)} models"
           + ("" if timm is not None else " (timm bar skipped: --no-timm)"))
     return 1 if failed else 0
