@@ -30,13 +30,24 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(join(out, 'lib'), { recursive: true });
 mkdirSync(join(out, 'examples'), { recursive: true });
 
+// Our own JS ships without full-line comments and indentation (no minifier: the sources are written so
+// that no template literal holds a line starting with "//", and indentation inside them is not
+// significant). The sources under web/ and wasm/ keep their comments.
+function lean(text) {
+  return text.split('\n').map((l) => l.trimStart()).filter((l) => l !== '' && !l.startsWith('//')).join('\n') + '\n';
+}
+
 // The page and the widget.
 const webDir = join(root, 'web');
 for (const f of readdirSync(webDir)) {
   if (!/\.(html|js|css|svg)$/.test(f) || f === 'build.mjs') continue;
-  copyFileSync(join(webDir, f), join(out, f));
+  if (f.endsWith('.js')) writeFileSync(join(out, f), lean(readFileSync(join(webDir, f), 'utf8')));
+  else copyFileSync(join(webDir, f), join(out, f));
 }
-for (const f of libFiles) copyFileSync(join(wasmDist, f), join(out, 'lib', f));
+for (const f of libFiles) {
+  if (f === 'perfcard.js') writeFileSync(join(out, 'lib', f), lean(readFileSync(join(wasmDist, f), 'utf8')));
+  else copyFileSync(join(wasmDist, f), join(out, 'lib', f));
+}
 writeFileSync(join(out, 'lib', 'package.json'), '{"type": "module"}\n');
 
 // Examples: those listed in web/examples.json that exist in public/examples.

@@ -1,6 +1,6 @@
 // embed.html: the <perf-card> widget in a page of its own, for hosts that allow iframes but no scripts.
 //   <iframe src="https://YOUR.SITE/perfcard/embed.html#src=examples/resnet50.onnx&devices=h100-sxm5-80gb,l4&batch=1,8"
-//           width="720" height="220" title="PerfCard"></iframe>
+//           width="720" height="240" title="PerfCard"></iframe>
 // The fragment carries the widget's attributes (src, devices, batch, precision, mode, region, dims,
 // latency-target, runtime, title); src is resolved against this page and must be on its origin.
 import './widget.js';

@@ -19,8 +19,8 @@ header { display: flex; justify-content: space-between; align-items: baseline; g
 h2 { margin: 0; font-size: 15px; }
 .sub { color: #545d68; font-size: 12px; }
 .wrap { overflow-x: auto; }
-table { border-collapse: collapse; width: 100%; font-size: 13px; }
-th, td { padding: 5px 10px; text-align: right; white-space: nowrap; border-bottom: 1px solid #eef1f4; }
+table { border-collapse: collapse; width: 100%; font-size: 12.5px; }
+th, td { padding: 5px 7px; text-align: right; white-space: nowrap; border-bottom: 1px solid #eef1f4; }
 th:first-child, td:first-child { text-align: left; }
 thead th { background: #f6f7f9; font-size: 12px; color: #3d444d; font-weight: 600; }
 .unc { color: #545d68; font-size: 11px; }
@@ -165,7 +165,8 @@ export class PerfCardElement extends HTMLElement {
       const row = this.#el('tr');
       row.dataset.device = r.device;
       row.dataset.batch = r.batch;
-      const th = this.#el('th', null, r.device_name);
+      const th = this.#el('th', null, r.device_name.replace(/^NVIDIA (GeForce |Tesla )?/, ''));
+      th.title = r.device_name;
       th.scope = 'row';
       row.append(th);
       const lat = this.#el('td', null, F.ms(r.latency_ms));
