@@ -261,6 +261,13 @@ TEST_CASE("If and Loop: known conditions pick a branch, bodies see outer-scope v
   // [0 (copy), 5]): a warning, not an error
   CHECK(r.dims("guarded") == Dims{8, 4});
   CHECK(r.warned("never take"));
+  // the branch that never runs is dropped, so costs and the listing follow the one that does
+  json doc = r.doc();
+  for (const auto& n : doc["nodes"]) {
+    if (n["op_type"] != "If" || n["outputs"][0]["name"] != "known_branch") continue;
+    REQUIRE(n["subgraphs"].size() == 2);
+    for (const auto& sg : n["subgraphs"]) CHECK(sg.contains("nodes") == (sg["attribute"] == "then_branch"));
+  }
   // a run-time condition with branches of [8, 4] and [8, 2]: the larger, marked as an estimate
   CHECK(r.dims("either") == Dims{8, 4});
   CHECK(r.at("either").estimated);

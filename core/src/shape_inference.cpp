@@ -273,6 +273,15 @@ std::vector<ValueShape> ShapeContext::run_subgraph(const Graph& body, const std:
   return outs;
 }
 
+void ShapeContext::discard_subgraph(const Graph& body) {
+  std::size_t count = 0;
+  for (const auto& a : node_.attributes)
+    for (const auto& g : a.graphs) {
+      if (&g == &body && count < subgraphs_.size()) subgraphs_[count] = GraphShapes{};
+      ++count;
+    }
+}
+
 void ShapeContext::fail(const std::string& message) const {
   throw Error(message, Location{node_.byte_offset, node_.display_name(), node_.op_type, graph_.path});
 }

@@ -76,6 +76,9 @@ class ShapeContext {
   // Runs inference over a subgraph attribute with the given input types; returns its output types.
   // Warnings and unknown ops of the body join the top-level lists.
   std::vector<ValueShape> run_subgraph(const Graph& body, const std::vector<ValueShape>& inputs);
+  // Drops the inferred types of a body that never runs with these shapes (the untaken branch of an If whose
+  // condition is known), so that costing and the per-node listing skip it.
+  void discard_subgraph(const Graph& body);
 
   [[noreturn]] void fail(const std::string& message) const;
   void warn(const std::string& message);

@@ -63,18 +63,19 @@ void rule_if(ShapeContext& c) {
   const Graph& then_g = body(c, "then_branch");
   const Graph& else_g = body(c, "else_branch");
   // A condition computed from shapes (exported graphs test "numel == 0" and the like) picks its branch.
-  // The other branch is still inferred (for the per-node listing), but it never runs with these shapes,
-  // so a contradiction found in it is a warning, not an error.
+  // The other branch never runs with these shapes: it is inferred only to report its unknown ops (a
+  // contradiction found in it is a warning, not an error), then dropped so that costs skip it.
   std::vector<std::int64_t> cond;
   if (c.input_ints(0, cond) && cond.size() == 1) {
     bool take_then = cond[0] != 0;
     auto taken = c.run_subgraph(take_then ? then_g : else_g, {});
     try {
-      c.run_subgraph(take_then ? else_g : then_g, {});
+      c.run_subgraph(take_then ? else_g : then_g, {});  // its unknown ops are still reported
     } catch (const Error& e) {
       c.warn(std::string("the ") + (take_then ? "else" : "then") + " branch, which these shapes never take, cannot be inferred: " +
              e.message());
     }
+    c.discard_subgraph(take_then ? else_g : then_g);  // costs count the branch that runs
     for (std::size_t i = 0; i < taken.size(); ++i) c.set_output(i, taken[i]);
     return;
   }
