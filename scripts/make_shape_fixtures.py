@@ -298,6 +298,35 @@ def unknown_ops_model():
                  value_info=[vi("d", TensorProto.FLOAT, ["batch", 8])])
 
 
+def misc_ops_model():
+    """Recurrent layers, generators, DFT and a TopK whose k is read from the data (opset 17)."""
+    x = vi("x", TensorProto.FLOAT, ["sequence", "batch", 16])
+    xb = vi("xb", TensorProto.FLOAT, ["batch", "sequence", 16])
+    sig = vi("sig", TensorProto.FLOAT, ["batch", 64, 1])
+    rng = np.random.default_rng(3)
+    f32 = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    inits = [numpy_helper.from_array(f32(1, 128, 16), "lstm_w"), numpy_helper.from_array(f32(1, 128, 32), "lstm_r"),
+             numpy_helper.from_array(f32(2, 96, 16), "gru_w"), numpy_helper.from_array(f32(2, 96, 32), "gru_r"),
+             const_i64("win", 16), const_i64("ax_last", [-1])]
+    nodes = [
+        helper.make_node("LSTM", ["x", "lstm_w", "lstm_r"], ["lstm_y", "lstm_h", "lstm_c"], hidden_size=32),
+        helper.make_node("GRU", ["xb", "gru_w", "gru_r"], ["gru_y", "gru_h"], hidden_size=32,
+                         direction="bidirectional", layout=1),
+        helper.make_node("RandomNormalLike", ["x"], ["noise"]),
+        helper.make_node("DFT", ["sig"], ["spec"], onesided=1),
+        helper.make_node("HannWindow", ["win"], ["window"]),
+        # k from the data: the upper bound is the whole axis
+        helper.make_node("ReduceMax", ["xb"], ["mx"], keepdims=0),
+        helper.make_node("Cast", ["mx"], ["mx_i"], to=TensorProto.INT64),
+        helper.make_node("Abs", ["mx_i"], ["k_abs"]),
+        helper.make_node("Unsqueeze", ["k_abs", "ax_last"], ["k"]),
+        helper.make_node("TopK", ["xb", "k"], ["top_v", "top_i"], axis=1),
+    ]
+    outs = [vi(n, TensorProto.FLOAT, None) for n in ("lstm_y", "lstm_h", "lstm_c", "gru_y", "gru_h", "noise", "spec",
+                                                      "window", "top_v")]
+    return model(nodes, [x, xb, sig], outs, inits, opset=17)
+
+
 def bindings_model():
     """Symbolic dims: a named batch and sequence, and an unnamed dynamic dim."""
     a = vi("tokens", TensorProto.INT64, ["batch", "sequence"])
@@ -365,6 +394,7 @@ def main():
         "data_dependent_op13": data_dependent_model(),
         "unknown_ops_op13": unknown_ops_model(),
         "bindings_op13": bindings_model(),
+        "misc_ops_op17": misc_ops_model(),
         "quant_conv_op13": check_shapes.quant_conv_model(13),
         "quant_matmul_op13": check_shapes.quant_matmul_model(13),
         "qdq_reshape_op13": check_shapes.qdq_model(13),

@@ -349,3 +349,24 @@ TEST_CASE("Resize by scales and by sizes, Pad, pooling with ceil_mode") {
   CHECK(r.dims("gap") == Dims{8, 3, 1, 1});
   CHECK(r.dims("mp") == Dims{8, 3, 10, 15});
 }
+
+TEST_CASE("recurrent layers, generators, DFT, and a TopK whose k comes from the data") {
+  Run r = run("misc_ops_op17");
+  CHECK(r.dims("lstm_y") == Dims{128, 1, 8, 32});     // [seq, dirs, batch, hidden]
+  CHECK(r.dims("lstm_h") == Dims{1, 8, 32});
+  CHECK(r.dims("lstm_c") == Dims{1, 8, 32});
+  CHECK(r.dims("gru_y") == Dims{8, 128, 2, 32});      // layout 1, bidirectional
+  CHECK(r.dims("gru_h") == Dims{8, 2, 32});
+  CHECK(r.dims("noise") == Dims{128, 8, 16});
+  CHECK(r.dims("spec") == Dims{8, 33, 2});            // onesided: 64 / 2 + 1, complex last
+  CHECK(r.dims("window") == Dims{16});
+  CHECK(r.dims("top_v") == Dims{8, 128, 16});         // k unknown: at most the whole axis
+  CHECK(r.at("top_v").estimated);
+  CHECK(r.warned("TopK k depends on the data"));
+  // LSTM: 128 steps x 8 x 4 gates x 32 x (16 + 32) MACs
+  std::map<std::string, double> macs;
+  json doc = r.doc();
+  for (const auto& n : doc["nodes"]) macs[n["op_type"].get<std::string>()] += n["macs"].get<double>();
+  CHECK(macs["LSTM"] == Approx(128.0 * 8 * 128 * (16 + 32)));
+  CHECK(macs["GRU"] == Approx(128.0 * 8 * 2 * 96 * (16 + 32)));
+}

@@ -498,7 +498,8 @@ void cost_dft(const CostContext& c, double, NodeCost& out) {
   if (axis < 0) axis += x.rank;
   if (axis <= 0 || axis >= x.rank - 1) { out.known = false; return; }
   double n = double(std::max(x.dims[std::size_t(axis)], y.dims[std::size_t(axis)]));
-  double signals = double(y.elements()) / (double(y.dims[std::size_t(axis)]) * 2);
+  double per_signal = double(y.dims[std::size_t(axis)]) * double(y.dims.back());
+  double signals = per_signal > 0 ? double(y.elements()) / per_signal : 0;
   out.flops = n > 1 ? 5 * n * std::log2(n) * signals : 0;
 }
 

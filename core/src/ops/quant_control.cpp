@@ -157,7 +157,7 @@ void rule_loop(ShapeContext& c) {
         std::int64_t step = b.dims[k] - a.dims[k];
         bool linear = b2.rank == b.rank && b2.dims[k] >= 0 && b2.dims[k] - b.dims[k] == step;
         if (linear && trips >= 0 && step > 0) {
-          s.dims[k] = a.dims[k] + trips * step;
+          s.dims[k] = sat_add(a.dims[k], sat_mul(trips, step));  // absurd sizes fail the output check
           s.estimated |= trips_estimated;
           grown = true;
         }

@@ -744,9 +744,11 @@ void rule_nms(ShapeContext& c) {
 void rule_topk(ShapeContext& c) {
   const ValueShape& in = c.input(0);
   std::int64_t k = -1;
+  bool k_known = false;
   std::vector<std::int64_t> kv;
-  if (c.opset() < 10) k = c.node().attr_int("k", -1);
-  else if (c.input_ints(1, kv) && kv.size() == 1) k = kv[0];
+  if (c.opset() < 10) { k = c.node().attr_int("k", -1); k_known = c.node().has_attr("k"); }
+  else if (c.input_ints(1, kv) && kv.size() == 1) { k = kv[0]; k_known = true; }
+  if (k_known && k < 0) c.fail("TopK k=" + std::to_string(k) + " is negative");
   if (in.rank < 0) {
     c.set_output(0, ValueShape{in.dtype, -1, {}, nullptr, false});
     c.set_output(1, ValueShape{DType::Int64, -1, {}, nullptr, false});
@@ -755,7 +757,7 @@ void rule_topk(ShapeContext& c) {
   std::size_t ax = std::size_t(c.normalize_axis(c.node().attr_int("axis", -1), in.rank));
   std::vector<std::int64_t> out = in.dims;
   bool estimated = in.estimated || (c.has_input(1) && c.input(1).estimated);
-  if (k < 0 && in.dims[ax] >= 0) {
+  if (!k_known && in.dims[ax] >= 0) {
     // k computed from the data: at most the whole axis
     k = in.dims[ax];
     estimated = true;
@@ -798,6 +800,8 @@ namespace perfcard::ops {
 void rule_random(ShapeContext& c) {
   const Node& n = c.node();
   const std::string& op = n.op_type;
+  if (n.has_attr("dtype") && !dtype_is_known(n.attr_int("dtype", 0)))
+    c.fail(op + " has an unknown dtype " + std::to_string(n.attr_int("dtype", 0)));
   if (op == "RandomNormal" || op == "RandomUniform") {
     DType t = DType(n.attr_int("dtype", std::int64_t(DType::Float)));
     if (!n.has_attr("shape")) c.fail(op + " without a shape attribute");
@@ -817,7 +821,9 @@ void rule_random(ShapeContext& c) {
 // HannWindow, HammingWindow, BlackmanWindow: a 1-D window of `size` (a scalar input).
 void rule_window(ShapeContext& c) {
   std::vector<std::int64_t> size;
-  DType t = DType(c.node().attr_int("output_datatype", std::int64_t(DType::Float)));
+  std::int64_t code = c.node().attr_int("output_datatype", std::int64_t(DType::Float));
+  if (!dtype_is_known(code)) c.fail("window output_datatype " + std::to_string(code) + " is unknown");
+  DType t = DType(code);
   std::int64_t n = c.input_ints(0, size) && size.size() == 1 ? size[0] : -1;
   if (n < -1) c.fail("window size is negative");
   c.set_output(0, ValueShape::of(t, {n}));
