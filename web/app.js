@@ -205,7 +205,19 @@ async function predict() {
   setStatus('busy', 'Predicting…');
   const t0 = performance.now();
   try {
-    const r = await call('predict', { table, sweep });
+    const early = (p) => {
+      if (p.phase !== 'table') return;
+      // The table, breakdown and MIG view now; the sweep charts when the sweep arrives.
+      result = { table: p.table, sweep: null, options: table, ms: { table: p.ms, sweep: 0 }, pendingSweep: true };
+      renderTable();
+      renderWarnings();
+      renderFocusSelect();
+      renderBreakdown();
+      renderMig();
+      renderCli();
+      perf.firstTableAt ??= performance.now();
+    };
+    const r = await call('predict', { table, sweep }, early);
     result = { ...r, options: table, roundTrip: performance.now() - t0 };
     showError('');
     renderAll();
@@ -268,6 +280,11 @@ function renderTable() {
         h('span', { class: 'arrow', 'aria-hidden': 'true', text: active ? (settings.dir === 'asc' ? ' ▲' : ' ▼') : '' })));
   })));
   if (!result) { tbody.replaceChildren(); return; }
+  const pred = result.table.predictions[0]?.predictor;
+  $('#table-caption').replaceChildren(`Per device at batch ${result.table.predictions[0]?.batch ?? settings.batch}, predicted (not measured) by `,
+    h('strong', { text: pred ? `${pred.name} ${pred.version}` : 'the predictor' }),
+    '. Latency ± the predictor\'s held-out error for that device family (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
+    '). * = the device lacks the requested precision.');
   tbody.replaceChildren(...sortedRows().map((r) => {
     const cap = r.device_memory_gb * 1e9 / 2 ** 20;
     const frac = cap > 0 ? Math.min(1, r.peak_memory_mb / cap) : 0;

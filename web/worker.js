@@ -5,6 +5,7 @@
 // Messages in:  {id, type: 'init'} | {id, type: 'open', file?: File|Blob, url?: string, name}
 //               | {id, type: 'predict', table: options, sweep?: options}
 // Messages out: {id, type: 'progress', phase: 'download'|'copy'|'parse', loaded, total}
+//               | {id, type: 'progress', phase: 'table', table, ms}   (predict: the table before the sweep)
 //               | {id, type: 'done', result} | {id, type: 'error', error: {name, message, detail, byteOffset?}}
 import { createPerfCard } from './lib/perfcard.js';
 
@@ -83,11 +84,13 @@ async function open(id, msg) {
     { download: t1 - t0, copyAndParse: t2 - t1, analyze: t3 - t2, total: t3 - t0 });
 }
 
-function predict(msg) {
+function predict(id, msg) {
   if (!model) throw new Error('no model is open');
   const t0 = performance.now();
   const table = model.predict({ ...msg.table, kernels: true });
   const t1 = performance.now();
+  // The table goes out first, so the page can draw it while the batch sweep is computed.
+  if (msg.sweep) post({ id, type: 'progress', phase: 'table', table, ms: t1 - t0 });
   const sweep = msg.sweep ? model.predict(msg.sweep) : null;
   const t2 = performance.now();
   return { name: modelName, table, sweep, ms: { table: t1 - t0, sweep: t2 - t1 }, memoryBytes: card.memoryBytes };
@@ -100,7 +103,7 @@ self.onmessage = async ({ data: msg }) => {
     let result;
     if (msg.type === 'init') result = { catalog: card.devices(), version: card.version };
     else if (msg.type === 'open') result = await open(id, msg);
-    else if (msg.type === 'predict') result = predict(msg);
+    else if (msg.type === 'predict') result = predict(id, msg);
     else throw new Error(`unknown message type ${msg.type}`);
     post({ id, type: 'done', result });
   } catch (e) {
