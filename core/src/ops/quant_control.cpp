@@ -129,7 +129,6 @@ void rule_loop(ShapeContext& c) {
   // Loop-carried values that grow every iteration (torch's list append becomes a Concat onto a carried
   // tensor): a second pass over the body with the grown types tells whether the growth is linear, and
   // the final size is then initial + trips * growth.
-  std::vector<ValueShape> final_carried(carried);
   bool changes = false;
   for (std::size_t i = 0; i < carried; ++i) {
     const ValueShape &a = ins[2 + i], &b = outs[1 + i];
