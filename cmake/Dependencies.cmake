@@ -5,9 +5,12 @@
 
 if(EMSCRIPTEN)
   # C++ exceptions are caught at the JS boundary (wasm/bindings.cpp) and in the tests. The whole build
-  # compiles with them, so a core error unwinds with destructors run and leaks nothing.
-  add_compile_options(-fexceptions)
-  add_link_options(-fexceptions)
+  # compiles with them, so a core error unwinds with destructors run and leaks nothing. WebAssembly's own
+  # exception handling (not Emscripten's JS emulation, which routes every call that may throw through a JS
+  # invoke_* trampoline): a prediction runs ~3x faster and the module is ~8% smaller (gzip). Node >= 17
+  # and every current browser (Chrome 95, Firefox 100, Safari 15.2) support it.
+  add_compile_options(-fwasm-exceptions)
+  add_link_options(-fwasm-exceptions)
   # Emscripten 3.1.6 has libc++ 13: the few C++20 library features it lacks and the core uses.
   add_compile_options("SHELL:-include ${CMAKE_SOURCE_DIR}/wasm/compat/libcxx_compat.h")
   # ctest runs wasm executables in node. Node 20's fetch cannot read file paths, which Emscripten 3.1.6
