@@ -58,6 +58,8 @@ worker.onerror = (ev) => {
 
 let settings = parseFragment(location.hash);
 let catalog = null;       // devices(): devices, regions, runtimes, predictor
+let catalogLoaded;        // resolves once catalog is set and the form is built
+const catalogReady = new Promise((resolve) => { catalogLoaded = resolve; });
 let examples = [];        // examples/index.json
 let model = null;         // {name, label, fileBytes, analysis, batchSymbol, example}
 let result = null;        // {table, sweep, options}
@@ -133,6 +135,8 @@ async function openModel(source) {
     return false;
   }
   showProgress(null);
+  performance.mark('perfcard:opened');
+  await catalogReady;
   model = { ...summary, label: source.label, example: source.example ?? null, openMs: performance.now() - t0 };
   settings.example = source.example ?? null;
   // Symbolic dims other than the batch become fields; an example brings its own defaults.
@@ -203,26 +207,47 @@ async function predict() {
   const table = predictOptions(settings, ids);
   const sweep = model.batchSymbol ? { ...table, batch: SWEEP } : null;
   setStatus('busy', 'Predicting…');
+  performance.mark('perfcard:predict');
   const t0 = performance.now();
   try {
+    let earlyTable = null;
+    let drawn = null;
     const early = (p) => {
       if (p.phase !== 'table') return;
-      // The table, breakdown and MIG view now; the sweep charts when the sweep arrives.
+      performance.mark('perfcard:table-received');
+      // The table now; the breakdown and MIG view in the next task (the table shows first); the sweep
+      // charts when the sweep arrives.
+      const r0 = performance.now();
+      earlyTable = p.table;
       result = { table: p.table, sweep: null, options: table, ms: { table: p.ms, sweep: 0 }, pendingSweep: true };
       renderTable();
       renderWarnings();
-      renderFocusSelect();
-      renderBreakdown();
-      renderMig();
       renderCli();
       perf.firstTableAt ??= performance.now();
+      perf.renderTableMs = performance.now() - r0;
+      drawn = new Promise((resolve) => setTimeout(() => {
+        renderFocusSelect();
+        renderBreakdown();
+        renderMig();
+        resolve();
+      }, 0));
     };
     const r = await call('predict', { table, sweep }, early);
-    result = { ...r, options: table, roundTrip: performance.now() - t0 };
+    await drawn;
+    result = { ...r, table: r.table ?? earlyTable, options: table, roundTrip: performance.now() - t0 };
     showError('');
-    renderAll();
-    const n = r.table.predictions.length;
-    setStatus('ready', `${n} device${n === 1 ? '' : 's'} at batch ${r.table.predictions[0]?.batch ?? settings.batch}` +
+    const r1 = performance.now();
+    if (earlyTable) {
+      renderSweep();
+      renderProvenance();
+      $('#export-json').disabled = false;
+      $('#export-csv').disabled = false;
+    } else {
+      renderAll();
+    }
+    perf.renderRestMs = performance.now() - r1;
+    const n = result.table.predictions.length;
+    setStatus('ready', `${n} device${n === 1 ? '' : 's'} at batch ${result.table.predictions[0]?.batch ?? settings.batch}` +
       ` · predicted in ${F.sig(r.ms.table, 2)} ms` + (sweep ? ` (+ ${SWEEP.length} batch sizes in ${F.sig(r.ms.sweep, 2)} ms)` : ''));
     perf.ready = true;
     perf.last = { table: r.ms.table, sweep: r.ms.sweep, roundTrip: result.roundTrip, memoryBytes: r.memoryBytes };
@@ -689,28 +714,30 @@ function renderGallery() {
 
 async function main() {
   wire();
+  // The worker compiles the wasm module while the examples list arrives; the default model's download
+  // starts as soon as its name is known, and the form is built when the catalog arrives.
+  const init = call('init');
+  examples = await fetch('examples/index.json').then((r) => (r.ok ? r.json() : [])).catch(() => []);
+  renderGallery();
+  // The default model is preloaded: the fragment's example, else the first one.
+  const name = settings.example ?? (location.hash ? null : examples[0]?.name);
+  const opening = name ? openExample(name, true) : null;
   try {
-    const [init, list] = await Promise.all([
-      call('init'),
-      fetch('examples/index.json').then((r) => (r.ok ? r.json() : [])).catch(() => []),
-    ]);
-    catalog = init.catalog;
-    examples = list;
+    catalog = (await init).catalog;
+    performance.mark('perfcard:catalog');
     $('#version').textContent = `${catalog.version} · ${catalog.predictor.version}`;
   } catch (e) {
     showError(`The predictor could not start: ${e.message}`);
     setStatus('error', 'The predictor could not start.');
     return;
   }
-  renderGallery();
   buildForm();
   fillForm();
   renderTable();
   renderProvenance();
-  setStatus('idle', 'Open a model or pick an example.');
-  // The default model is preloaded: the fragment's example, else the first one.
-  const name = settings.example ?? (location.hash ? null : examples[0]?.name);
-  if (name) await openExample(name, true);
+  catalogLoaded();
+  if (!opening) setStatus('idle', 'Open a model or pick an example.');
+  else await opening;
 }
 
 main();

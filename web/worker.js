@@ -58,9 +58,9 @@ function summarize(name, m, analysis, batchSymbol, ms) {
   return { name, fileBytes: m.fileBytes, analysis: rest, batchSymbol, ms };
 }
 
-async function open(id, msg) {
-  const t0 = performance.now();
-  const blob = msg.file ?? await download(id, msg.url);
+async function open(id, msg, blobPromise, t0) {
+  const blob = await blobPromise;
+  card ??= await ready;
   const t1 = performance.now();
   const next = await card.openModel(blob, { onProgress: progress(id, 'copy') });
   const t2 = performance.now();
@@ -93,18 +93,24 @@ function predict(id, msg) {
   if (msg.sweep) post({ id, type: 'progress', phase: 'table', table, ms: t1 - t0 });
   const sweep = msg.sweep ? model.predict(msg.sweep) : null;
   const t2 = performance.now();
-  return { name: modelName, table, sweep, ms: { table: t1 - t0, sweep: t2 - t1 }, memoryBytes: card.memoryBytes };
+  // With a sweep the table went out already (progress 'table'): not cloned a second time.
+  return { name: modelName, table: msg.sweep ? null : table, sweep, ms: { table: t1 - t0, sweep: t2 - t1 }, memoryBytes: card.memoryBytes };
 }
 
 self.onmessage = async ({ data: msg }) => {
   const { id } = msg;
   try {
-    card ??= await ready;
     let result;
-    if (msg.type === 'init') result = { catalog: card.devices(), version: card.version };
-    else if (msg.type === 'open') result = await open(id, msg);
-    else if (msg.type === 'predict') result = predict(id, msg);
-    else throw new Error(`unknown message type ${msg.type}`);
+    if (msg.type === 'open') {
+      // The download starts while the wasm module may still be compiling.
+      const t0 = performance.now();
+      result = await open(id, msg, msg.file ? Promise.resolve(msg.file) : download(id, msg.url), t0);
+    } else {
+      card ??= await ready;
+      if (msg.type === 'init') result = { catalog: card.devices(), version: card.version };
+      else if (msg.type === 'predict') result = predict(id, msg);
+      else throw new Error(`unknown message type ${msg.type}`);
+    }
     post({ id, type: 'done', result });
   } catch (e) {
     if (card?.broken) {  // a trap (out of memory): the next message starts a fresh instance
