@@ -38,6 +38,11 @@ const types = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
+// The page carries its policy in a meta tag (any static host works); a worker takes its policy from its
+// script's response, so this server sends the same policy as a header with every response.
+const csp = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self'; " +
+  "img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-src 'self'";
+
 function send(res, code, text) {
   res.writeHead(code, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' });
   res.end(`${text}\n`);
@@ -73,6 +78,7 @@ const server = createServer((req, res) => {
     'cache-control': 'no-cache',
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
+    'content-security-policy': csp,
   });
   if (req.method === 'HEAD') return res.end();
   createReadStream(file).on('error', () => res.destroy()).pipe(res);
