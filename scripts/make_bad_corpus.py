@@ -793,6 +793,13 @@ def _():
     return ser(model(nodes, [inp("x", [1, 3, 1 << 20, 1 << 20])], [inp("y", None)], [sc])), None
 
 
+@case("gather_nd_negative_batch_dims")
+def _():
+    # batch_dims -7 made the rule copy data dims from before the start of the vector (fuzzer)
+    nodes = [helper.make_node("GatherND", ["x", "i"], ["y"], name="gnd", batch_dims=-7)]
+    return ser(model(nodes, [inp("x", [2, 3, 4])], [inp("y", None)], [ints("i", [[0, 1]])])), None
+
+
 @case("if_without_branches")
 def _():
     nodes = [helper.make_node("If", ["cond"], ["y"], name="branch")]
@@ -1041,6 +1048,7 @@ EXPECTED = {
     "expand_huge": "output 'y' would have more than 2^50 elements [node 'expand' (Expand), byte offset 21]",
     "field_number_zero": "ModelProto: invalid field number 0 (not protobuf data?) [byte offset 2]",
     "gather_index_out_of_range": "Gather index 7 is out of range for dim 2 [node 'gather' (Gather), byte offset 43]",
+    "gather_nd_negative_batch_dims": "GatherND batch_dims -7 is out of range for ranks 3 and 2 [node 'gnd' (GatherND), byte offset 21]",
     "grid_sample_rank_1": "GridSample needs an input of rank >= 2 and a grid of rank >= 2 [node 'gs' (GridSample), byte offset 21]",
     "gzip": "not an ONNX model: the input is gzip-compressed data [byte offset 0]",
     "huge_dim_binding": "dim batch=1099511627777 is out of range (0 .. 2^40)",

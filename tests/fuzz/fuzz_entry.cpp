@@ -1,12 +1,50 @@
 #include "fuzz_entry.h"
 
+#include <cmath>
 #include <span>
+#include <stdexcept>
 
 #include "perfcard/analysis.h"
 #include "perfcard/error.h"
 #include "perfcard/onnx_loader.h"
 
 namespace perfcard::fuzz {
+namespace {
+
+// What an analysis that did not fail must look like; anything else is silent nonsense. Thrown as
+// std::logic_error, which is not a perfcard::Error, so the fuzzer and the replay report it.
+void check_shapes(const Graph& g, const GraphShapes& s) {
+  if (s.values.size() != g.values.size() || s.status.size() != g.nodes.size())
+    throw std::logic_error("shape result does not match the graph");
+  for (const auto& v : s.values) {
+    if (v.rank < -1 || (v.rank >= 0 && v.dims.size() != std::size_t(v.rank)))
+      throw std::logic_error("inferred rank does not match its dims");
+    for (auto d : v.dims)
+      if (d < -1) throw std::logic_error("inferred dim below -1");
+    if (v.value && v.fully_known() && v.value->size() != v.elements())
+      throw std::logic_error("folded contents do not match their shape");
+  }
+  for (std::size_t n = 0; n < g.nodes.size() && n < s.subgraphs.size(); ++n) {
+    std::size_t k = 0;
+    for (const auto& a : g.nodes[n].attributes)
+      for (const auto& body : a.graphs) {
+        if (k < s.subgraphs[n].size() && !s.subgraphs[n][k].values.empty()) check_shapes(body, s.subgraphs[n][k]);
+        ++k;
+      }
+  }
+}
+
+void check_invariants(const Model& m, const Analysis& a) {
+  check_shapes(m.graph, a.shapes.graph);
+  const ModelTotals& t = a.totals;
+  for (double x : {t.macs, t.flops, t.bytes_read, t.bytes_written, t.activations})
+    if (std::isnan(x) || x < 0) throw std::logic_error("a model total is negative or NaN");
+  for (const auto& [op, st] : a.by_op_type)
+    if (std::isnan(st.flops) || st.flops < 0 || std::isnan(st.macs) || st.macs < 0)
+      throw std::logic_error("op type " + op + " has negative or NaN cost");
+}
+
+}  // namespace
 
 Outcome run_one(const std::uint8_t* data, std::size_t size, std::string* error) {
   try {
@@ -16,7 +54,7 @@ Outcome run_one(const std::uint8_t* data, std::size_t size, std::string* error) 
     opts.dims.values = {{"batch", 2}, {"batch_size", 2}, {"N", 2}, {"seq", 8}, {"sequence", 8}};
     opts.dims.unbound_default = 1;
     Analysis a = analyze(m, opts);
-    (void)a;
+    check_invariants(m, a);
     return Outcome::Analyzed;
   } catch (const Error& e) {
     if (error) *error = e.what();

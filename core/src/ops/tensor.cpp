@@ -470,7 +470,10 @@ void rule_gather_nd(ShapeContext& c) {
   std::int64_t b = c.node().attr_int("batch_dims", 0);
   if (data.rank < 0 || idx.rank < 1 || idx.dims.back() < 0) return c.set_output(0, ValueShape{data.dtype, -1, {}, nullptr, false});
   std::int64_t last = idx.dims.back();
-  if (b + last > data.rank) c.fail("GatherND index depth exceeds the data rank");
+  if (b < 0 || b >= std::min<std::int64_t>(data.rank, idx.rank))
+    c.fail("GatherND batch_dims " + std::to_string(b) + " is out of range for ranks " + std::to_string(data.rank) +
+           " and " + std::to_string(idx.rank));
+  if (last > data.rank - b) c.fail("GatherND index depth exceeds the data rank");
   std::vector<std::int64_t> out(idx.dims.begin(), idx.dims.end() - 1);
   out.insert(out.end(), data.dims.begin() + std::ptrdiff_t(b + last), data.dims.end());
   c.set_output(0, ValueShape::of(data.dtype, out));
