@@ -2,12 +2,17 @@
 # Refits the roofline predictor from scratch and rewrites its accuracy report, in one command:
 #   stage A/B  kernels (NeuSight) and max achievable matmul (stas00)  -> scripts/calibrate_roofline.py
 #   stage C    whole models (timm eager)                              -> scripts/calibrate_models.py
-#   report     held-out accuracy -> docs/accuracy.md, per-family uncertainty -> weights/roofline.json
-# Needs ../shared/data/public, the model zoo (scripts/zoo/export_torchvision.py) and a native build.
+#   stage D    power exponent (ML.ENERGY vLLM decoding)               -> scripts/calibrate_power.py
+#   report     held-out accuracy (latency, power, energy) -> docs/accuracy.md, per-family uncertainty
+#              -> weights/roofline.json
+# Needs ../shared/data/public, the model zoo (scripts/zoo/export_torchvision.py, scripts/zoo/transformers.py)
+# and a native build.
 # Then rebuild (scripts/build.sh) so the CLI and the wasm module embed the new constants.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh --native-only >/dev/null
 /usr/bin/python3 scripts/calibrate_roofline.py "$@"
 /usr/bin/python3 scripts/calibrate_models.py
+/usr/bin/python3 scripts/zoo/transformers.py --only "$(/usr/bin/python3 scripts/zoo/transformers.py --mlenergy-ids)" >/dev/null
+/usr/bin/python3 scripts/calibrate_power.py
 /usr/bin/python3 scripts/evaluate_roofline.py

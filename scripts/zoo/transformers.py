@@ -517,8 +517,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", help="comma-separated catalogue ids")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--mlenergy-ids", action="store_true", help="print the catalogue ids ML.ENERGY measured, comma-separated")
     ap.add_argument("--no-analyze", action="store_true", help="write graphs only, leave the manifest alone")
     args = ap.parse_args()
+    if args.mlenergy_ids:
+        print(",".join(row[0] for row in CATALOG if row[5]))
+        return 0
     only = set(args.only.split(",")) if args.only else None
     out_dir = os.path.join(manifest.OUT_DIR, GENERATOR)
     os.makedirs(out_dir, exist_ok=True)
