@@ -23,11 +23,13 @@ def _legacy_entries() -> list[dict]:
         return []
     import onnx
 
-    models = dict(json.load(open(path))["models"])
+    with open(path) as f:
+        models = dict(json.load(f)["models"])
     for extra in ("bert_base",):  # exported by export_bert.py, described in its own json
         j = os.path.join(zm.OUT_DIR, f"{extra}.json")
         if extra not in models and os.path.exists(j):
-            models[extra] = json.load(open(j))
+            with open(j) as f:
+                models[extra] = json.load(f)
     from .timm_to_torchvision import load_map
 
     tv_to_timm = load_map(reverse=True)

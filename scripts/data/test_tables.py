@@ -1,0 +1,250 @@
+"""Checks on the training tables (scripts/data/build_tables.py) with the real public files and the zoo.
+
+    cd <repo root> && /usr/bin/python3 -m unittest scripts.data.test_tables -v
+
+Skips (with the reason) when ../shared/data/public or the perfcard binary is absent. Analyze results are
+cached under build/tables/analyze_cache (shared with the build command), so a second run is quick.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from scripts.data import build_tables, op_table, sources  # noqa: E402
+from scripts.data.graph_features import op_vocab, schema_hash  # noqa: E402
+from scripts.data.node_cost import Node, Tensor, cost  # noqa: E402
+from scripts.zoo import manifest as zm  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+_STATE: dict = {}
+
+
+def _require():
+    if not sources.data_available():
+        raise unittest.SkipTest("public data absent: " + sources.missing_message().replace("\n", " "))
+    try:
+        zm.perfcard_binary()
+    except FileNotFoundError as e:
+        raise unittest.SkipTest(str(e))
+
+
+def tables():
+    """timm, DLE and our CPU rows (HELP is left to the full build: 421k rows)."""
+    if "t" not in _STATE:
+        t = build_tables.Tables(tempfile.mkdtemp(), str(ROOT / "build" / "tables" / "analyze_cache"))
+        t.timm()
+        t.dle()
+        t.cpu_ours()
+        _STATE["t"] = t
+        _STATE["whole"] = t.whole_model()
+    return _STATE["t"], _STATE["whole"]
+
+
+def ops():
+    if "ops" not in _STATE:
+        rep: dict = {}
+        _STATE["ops"] = op_table.build(rep)
+        _STATE["ops_report"] = rep
+    return _STATE["ops"], _STATE["ops_report"]
+
+
+def analyze_one_node(node: Node, opset: int = 17) -> dict:
+    """The core's --per-node figures for a graph of just this node (initializers hold zeros)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    np_dtype = {"float32": np.float32, "float16": np.float16, "int64": np.int64}
+    onnx_dtype = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16, "int64": TensorProto.INT64}
+    inputs, inits, names = [], [], []
+    for i, t in enumerate(node.inputs):
+        name = f"in{i}"
+        names.append(name)
+        if t.initializer:
+            inits.append(numpy_helper.from_array(np.zeros(t.shape, dtype=np_dtype[t.dtype]), name))
+        else:
+            inputs.append(helper.make_tensor_value_info(name, onnx_dtype[t.dtype], t.shape))
+    outputs = [helper.make_tensor_value_info(f"out{i}", onnx_dtype[t.dtype], t.shape)
+               for i, t in enumerate(node.outputs)]
+    n = helper.make_node(node.op_type, names, [o.name for o in outputs], domain=node.domain, **node.attrs)
+    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(node.domain, 1)] if node.domain else [])
+    model = helper.make_model(helper.make_graph([n], "one", inputs, outputs, inits), opset_imports=opsets)
+    with tempfile.NamedTemporaryFile(suffix=".onnx", delete=False) as f:
+        f.write(model.SerializeToString())
+        path = f.name
+    try:
+        r = subprocess.run([zm.perfcard_binary(), "analyze", path, "--json", "--per-node"], capture_output=True,
+                           text=True, check=True)
+    finally:
+        os.unlink(path)
+    (only,) = json.loads(r.stdout)["nodes"]
+    return only
+
+
+def node_of_row(row) -> Node:
+    shapes = json.loads(row.input_shapes)
+    init = json.loads(row.input_initializer)
+    dtypes = ["int64" if (row.op_type == "Gather" and i == 1) else row.dtype for i in range(len(shapes))]
+    return Node(row.op_type, [Tensor(s, d, b) for s, d, b in zip(shapes, dtypes, init)],
+                [Tensor(json.loads(row.output_shape), row.dtype)], domain=row.op_domain or "")
+
+
+class SplitTest(unittest.TestCase):
+    def setUp(self):
+        _require()
+
+    def test_hash_split_is_deterministic_and_uses_all_three(self):
+        got = {op_table.hash_split(f"family{i}") for i in range(200)}
+        self.assertEqual(got, {"train", "val", "test"})
+        self.assertEqual(op_table.hash_split("resnet"), op_table.hash_split("resnet"))
+
+    def test_every_family_and_every_graph_is_in_one_split(self):
+        _, whole = tables()
+        self.assertGreater(len(whole), 0)
+        non_nas = whole[whole.generator != "nasbench201"]
+        per_family = non_nas.groupby("family").split.nunique()
+        self.assertTrue((per_family == 1).all(), per_family[per_family > 1])
+        per_graph = whole.groupby(["generator", "graph_id"]).split.nunique()
+        self.assertTrue((per_graph == 1).all())
+        self.assertGreater(whole.family.nunique(), 3)
+
+    def test_nasbench_cells_are_their_own_group(self):
+        e = {"generator": "nasbench201", "family": "nasbench201", "structure_hash": "ab" * 32}
+        self.assertEqual(build_tables.split_group(e), "nasbench201:" + "ab" * 32)
+        self.assertEqual(build_tables.split_group({"generator": "torchvision", "family": "resnet"}), "resnet")
+
+
+class MatchTest(unittest.TestCase):
+    def setUp(self):
+        _require()
+
+    def test_timm_and_cpu_rows_match(self):
+        t, whole = tables()
+        timm = t.report["timm_benchmarks_long"]
+        self.assertGreater(sum(timm["matched"].values()), 0)
+        # every unmatched timm row carries a reason
+        self.assertTrue(all(k[1] for k in timm["unmatched"]))
+        w = whole[whole.source == "timm_benchmarks_long"]
+        self.assertTrue(w.latency_ms.gt(0).all())
+        self.assertTrue(w.m_macs.gt(0).all())
+        # catalog devices get catalog features, the others none (never invented)
+        self.assertTrue(w[w.in_catalog].dev_peak_fp32_tflops.notna().all())
+        self.assertTrue(whole[~whole.in_catalog.astype(bool)].dev_bandwidth_gbs.isna().all())
+
+    def test_neusight_rows_match(self):
+        df, rep = ops()
+        self.assertGreater(sum(rep["neusight_gemm_ops_fp32"]["matched"].values()), 100_000)
+        n = df[df.source == "neusight_gemm_ops_fp32"]
+        # NeuSight's own FLOP count (2*B*M*N*K) equals the core's for a MatMul
+        src = sources.load("neusight_gemm_ops_fp32")
+        self.assertEqual(len(n), len(src))
+        np.testing.assert_allclose(n.flops.to_numpy(), 2.0 * src.batch * src.neusight_M * src.neusight_N *
+                                   src.neusight_K, rtol=1e-12)
+
+    def test_vidur_unmatched_ops_have_reasons(self):
+        _, rep = ops()
+        v = rep["vidur_mlp_op_times"]
+        self.assertGreater(sum(v["matched"].values()), 0)
+        self.assertTrue(all("attn_rope" in k[1] or "mlp_act" in k[1] for k in v["unmatched"]))
+
+
+class CoreAgreementTest(unittest.TestCase):
+    """The per-op table's FLOPs/bytes/params are the core's: one-node graphs through `perfcard analyze`."""
+
+    def setUp(self):
+        _require()
+
+    def check(self, node: Node, want: dict | None = None, opset: int = 17):
+        got = analyze_one_node(node, opset)
+        want = want or cost(node)
+        for k in ("macs", "flops", "bytes_read", "bytes_written", "params"):
+            self.assertAlmostEqual(float(got.get(k) or 0), float(want[k]), delta=1e-9 * max(1.0, float(want[k])),
+                                   msg=f"{node.op_type} {k}")
+        self.assertEqual(got["class"], want["op_class"])
+
+    def test_table_rows_equal_the_core(self):
+        df, _ = ops()
+        weight_bytes = df.bytes_read - df.bytes_written  # small rows keep the temp graphs small
+        picked = 0
+        for (src, op), g in df.groupby(["source", "op_type"]):
+            g = g.assign(wbytes=weight_bytes[g.index]).sort_values("wbytes")
+            for row in list(g.head(2).itertuples(index=False)) + list(g.iloc[len(g) // 50:len(g) // 50 + 1]
+                                                                      .itertuples(index=False)):
+                if row.wbytes > 64 << 20:
+                    continue
+                node = node_of_row(row)
+                opset = 20 if op == "Gelu" else 17
+                with self.subTest(source=src, op=op, shapes=row.input_shapes):
+                    self.check(node, {"macs": row.macs, "flops": row.flops, "bytes_read": row.bytes_read,
+                                      "bytes_written": row.bytes_written, "params": row.params,
+                                      "op_class": row.op_class}, opset)
+                    picked += 1
+        self.assertGreaterEqual(picked, 12)
+
+    def test_gemm_with_transposes_and_bias(self):
+        f = "float32"
+        node = Node("Gemm", [Tensor([64, 32], f), Tensor([48, 64], f, True), Tensor([48], f, True)],
+                    [Tensor([32, 48], f)], attrs={"transA": 1, "transB": 1})
+        self.check(node)
+        self.assertEqual(cost(node)["flops"], 2 * 32 * 48 * 64 + 32 * 48)
+
+
+class GraphDatasetTest(unittest.TestCase):
+    def setUp(self):
+        _require()
+
+    def test_schema_hash_changes_when_a_feature_is_added(self):
+        vocab = {"op_type": op_vocab(), "op_class": ["conv"], "device": [], "precision": [], "runtime": [],
+                 "source": []}
+        parts = build_tables.schema_parts(vocab)
+        h = schema_hash(parts)
+        self.assertEqual(h, schema_hash(build_tables.schema_parts(vocab)))
+        for key in ("node_features", "static_features", "device_features", "labels"):
+            grown = dict(parts, **{key: list(parts[key]) + ["new_feature"]})
+            self.assertNotEqual(schema_hash(grown), h, key)
+        more_ops = dict(parts, op_type=dict(parts["op_type"], NewOp=len(parts["op_type"])))
+        self.assertNotEqual(schema_hash(more_ops), h)
+
+    def test_op_vocab_is_the_registry(self):
+        v = op_vocab()
+        self.assertEqual(v["<unknown>"], 0)
+        self.assertIn("Conv", v)
+        self.assertIn("com.microsoft::SkipLayerNormalization", v)
+        self.assertEqual(len(set(v.values())), len(v))
+
+    def test_npz_is_consistent(self):
+        t, whole = tables()
+        vocab = build_tables.vocabularies(whole)
+        out = tempfile.mkdtemp()
+        counts = build_tables.write_graphs(t, whole, vocab, out)
+        self.assertEqual(sum(c["labels"] for c in counts.values()), len(whole))
+        for split in ("train", "val", "test"):
+            z = np.load(os.path.join(out, f"graphs_{split}.npz"))
+            self.assertEqual(str(z["schema_hash"]), schema_hash(build_tables.schema_parts(vocab)))
+            ptr, eptr, e = z["node_ptr"], z["edge_ptr"], z["edge_index"]
+            self.assertEqual(ptr[-1], len(z["node_op"]))
+            self.assertEqual(len(z["static"]), len(ptr) - 1)
+            for g in range(len(ptr) - 1):  # edges stay inside their graph (indices are graph-local)
+                ee = e[:, eptr[g]:eptr[g + 1]]
+                if ee.size:
+                    self.assertLess(ee.max(), ptr[g + 1] - ptr[g])
+                    self.assertTrue((ee[0] < ee[1]).all() or (ee[0] != ee[1]).all())
+            if len(z["label_graph"]):
+                self.assertLess(z["label_graph"].max(), len(ptr) - 1)
+                num = z["label_numeric"]
+                lat = num[:, build_tables.LABEL_NUMERIC.index("latency_ms")]
+                thr = num[:, build_tables.LABEL_NUMERIC.index("throughput_per_s")]
+                self.assertTrue(((lat > 0) | (thr > 0)).all())  # DLE has throughput-only rows
+
+
+if __name__ == "__main__":
+    unittest.main()
