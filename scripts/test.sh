@@ -4,8 +4,9 @@
 # the native CLI, then the browser tests (node --test tests/web/: the site built into dist/, served on
 # 127.0.0.1, driven in headless Debian Chromium through playwright-core; Chromium is installed with
 # scripts/setup.sh --browser and playwright-core with npm ci when missing; only if Chromium cannot be
-# installed are they skipped, with a message). Build first with scripts/build.sh. Every suite runs; the
-# exit status says if any failed.
+# installed are they skipped, with a message), and with the native build the Python data checks
+# (scripts/data/test_*.py, unittest; they skip when ../shared/data/public is absent). Build first with
+# scripts/build.sh. Every suite runs; the exit status says if any failed.
 #
 #   scripts/test.sh               everything
 #   scripts/test.sh --native-only
@@ -63,6 +64,9 @@ browser_tests() {
 
 if [ "$native" = 1 ] && need build/native; then
   run "ctest native" ctest --test-dir build/native --output-on-failure -j "$jobs"
+  # the data tables' checks need the native CLI (per-op costs are compared with `perfcard analyze`)
+  run "Python (scripts/data: sources, training tables)" \
+    /usr/bin/python3 -m unittest scripts.data.test_sources scripts.data.test_tables
 fi
 if [ "$wasm" = 1 ] && need build/wasm; then
   run "ctest wasm" ctest --test-dir build/wasm --output-on-failure -j "$jobs"

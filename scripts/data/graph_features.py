@@ -1,9 +1,10 @@
 """Graph features for the training tables: the op vocabulary of the core's registry, and `perfcard analyze
 --json --per-node` reduced to node features + edges + totals, cached on disk by (file sha256, bind).
 
-The vocabulary is read from core/src/op_registry.cpp (the kOps table), so an op type's id is fixed by the
-registry's order and a new registry row appends ids instead of renumbering; id 0 is kept for op types the
-registry does not know (they have no shape rule, the core cannot cost them).
+The vocabulary is read from core/src/op_registry.cpp (the kOps table): an op type's id is its row's place in
+the registry, id 0 is kept for op types the registry does not know (no shape rule: the core cannot cost
+them). The vocabulary is part of the schema hash, so a registry change that renumbers ids makes predictors
+built on the old numbering refuse the new data instead of reading wrong op types.
 """
 from __future__ import annotations
 
