@@ -182,9 +182,6 @@ class Tables:
                 continue
             if not self._precision_ok(src, key, r.precision):
                 continue
-            if isinstance(r.n_devices, (int, float)) and r.n_devices == r.n_devices and r.n_devices > 1:
-                self.report[src]["unmatched"][(key, "multi-GPU row (n_devices > 1)")] += 1
-                continue
             self.add(e, self._bind(e, r.seq_len), src, key, dict(self._labels(r), **dev))
 
     def help(self):
@@ -218,7 +215,7 @@ class Tables:
                 if r.latency_kind not in ("per_output_token", "per_request"):
                     self.report[src]["unmatched"][(key, "diffusion model (no zoo graph family)")] += 1
                     continue
-                e, why = self.zoo.llm_graph(r.model, "decode")
+                e, why = self.zoo.llm_graph(r.model, "decode", by="mlenergy")
                 if e is None:
                     self.report[src]["unmatched"][(key, why)] += 1
                     continue

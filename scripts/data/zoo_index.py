@@ -50,6 +50,10 @@ def _legacy_entries() -> list[dict]:
     return out
 
 
+def _as_list(v) -> list:
+    return [v] if isinstance(v, str) else list(v or [])
+
+
 def image_size(entry: dict) -> Optional[int]:
     """Square spatial side of a 4-d image input, None for other graphs."""
     for dims in entry.get("inputs", {}).values():
@@ -58,40 +62,46 @@ def image_size(entry: dict) -> Optional[int]:
     return None
 
 
-def base_name(name: str) -> str:
-    """timm / HF names without a pretrained tag or org: 'resnet50.a1_in1k' -> 'resnet50'."""
-    return str(name).split("/")[-1].split(".")[0].lower()
+def timm_base(name: str) -> str:
+    """timm names without the pretrained tag: 'resnet50.a1_in1k' -> 'resnet50'."""
+    return str(name).split(".")[0].lower()
+
+
+def hf_base(name: str) -> str:
+    """HF ids without the org (orgs get renamed: 'bert-base-uncased' is now 'google-bert/...'); dots stay
+    ('Llama-3.1-8B' and 'Llama-3-8B' differ)."""
+    return str(name).split("/")[-1].lower()
 
 
 class ZooIndex:
     def __init__(self, entries: Optional[list[dict]] = None, with_legacy: bool = True):
         self.entries = list(zm.read_all()) if entries is None else list(entries)
-        new_timm = any((e.get("names") or {}).get("timm") for e in self.entries)
         self.legacy = _legacy_entries() if with_legacy else []
-        if new_timm:  # the new torchvision manifest names its graphs itself; the old ones only serve our CPU rows
-            for e in self.legacy:
-                e["names"] = {}
         self.all = self.entries + self.legacy
         self.by_id = {(e["generator"], e["id"]): e for e in self.all}
         self.timm = defaultdict(dict)   # timm base name -> {img_size: entry}
         self.nb201 = {}                 # arch string -> entry
-        self.hf = defaultdict(list)     # HF / ML.ENERGY base name -> entries
+        self.hf = defaultdict(list)     # HF id without org -> entries
+        self.mlenergy = defaultdict(list)  # ML.ENERGY model id (as the zoo's names.mlenergy lists it) -> entries
         self.legacy_by_id = {e["id"]: e for e in self.legacy}
+        new_timm = {timm_base(t) for e in self.entries for t in _as_list((e.get("names") or {}).get("timm"))}
         for e in self.all:
             names = e.get("names") or {}
-            timm = [names["timm"]] if isinstance(names.get("timm"), str) else list(names.get("timm") or [])
-            timm += list(names.get("timm_all") or [])
+            timm = _as_list(names.get("timm")) + _as_list(names.get("timm_all"))
             for t in timm:
-                self.timm[base_name(t)].setdefault(image_size(e), e)
+                # a timm name the new manifests already give a graph for does not also join the old export
+                if e["generator"] == LEGACY and timm_base(t) in new_timm:
+                    continue
+                self.timm[timm_base(t)].setdefault(image_size(e), e)
             if names.get("help_nb201_arch"):
                 self.nb201.setdefault(names["help_nb201_arch"], e)
-            for key in ("hf", "mlenergy"):
+            for key, index, norm in (("hf", self.hf, hf_base), ("mlenergy", self.mlenergy, str.lower)):
                 v = names.get(key)
                 for n in ([v] if isinstance(v, str) else list(v or [])):
-                    self.hf[base_name(n)].append(e)
+                    index[norm(n)].append(e)
 
     def timm_graph(self, model: str, img_size) -> tuple[Optional[dict], str]:
-        sizes = self.timm.get(base_name(model))
+        sizes = self.timm.get(timm_base(model))
         if not sizes:
             return None, "no zoo graph for the model name"
         e = sizes.get(int(img_size)) if img_size == img_size and img_size is not None else None
@@ -99,8 +109,10 @@ class ZooIndex:
             return None, "zoo graph only at other image sizes"
         return e, ""
 
-    def llm_graph(self, model: str, step: str) -> tuple[Optional[dict], str]:
-        cands = self.hf.get(base_name(model))
+    def llm_graph(self, model: str, step: str, by: str = "hf") -> tuple[Optional[dict], str]:
+        """The zoo graph of this model for `step` (encode | prefill | decode); by='mlenergy' matches the
+        ML.ENERGY ids the zoo lists, by='hf' a Hugging Face id."""
+        cands = self.mlenergy.get(str(model).lower()) if by == "mlenergy" else self.hf.get(hf_base(model))
         if not cands:
             return None, "no zoo graph for the model name"
         for e in cands:
