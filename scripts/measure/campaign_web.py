@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""PerfCard's own browser-runtime measurements: onnxruntime-web's wasm backend (one thread) on this machine,
+in node and in Debian's headless Chromium, for the zoo. The companion of campaign.py (onnxruntime-node):
+same models, batches and sequences, same resumable CSV and drift marking, one thread only (more would need
+SharedArrayBuffer, i.e. a cross-origin-isolated page).
+
+Resumable: appends to data/measured/web_ort_wasm.csv (--csv elsewhere for trials) and skips
+configurations already measured without drift on this machine. Order: every model at batch 1 in node,
+then in Chromium, then the remaining batches/sequences.
+
+Drift: the reference configuration of campaign.py (resnet18, batch 1), run with onnxruntime-web in node,
+is timed at the start of a piece and after every --check-every rows; rows measured since the last good
+check are marked drift=1 when it moved more than --drift. Node is the reference environment for both:
+the same wasm kernels run in both, and what drifts is the machine.
+
+    /usr/bin/python3 scripts/measure/campaign_web.py [--max-minutes 30] [--models resnet18] [--env node,chromium]
+        [--csv /tmp/trial.csv]
+"""
+import argparse
+import csv
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import onnx
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import campaign  # noqa: E402  (constants, machine description, configuration order, materialize)
+
+CSV = os.path.join(campaign.OUT_DIR, "web_ort_wasm.csv")
+FIELDS = campaign.FIELDS[:3] + ["env"] + campaign.FIELDS[3:]
+ENVS = ("node", "chromium")
+
+
+def machine_web():
+    desc = campaign.machine()
+    with open(os.path.join(HERE, "package.json")) as f:
+        desc["onnxruntime_web"] = json.load(f)["dependencies"]["onnxruntime-web"]
+    desc.pop("onnxruntime_node", None)
+    chromium = os.environ.get("PERFCARD_CHROMIUM", "/usr/bin/chromium")
+    r = subprocess.run([chromium, "--version"], capture_output=True, text=True) if os.path.exists(chromium) else None
+    desc["chromium"] = r.stdout.strip() if r and r.returncode == 0 else None
+    return desc
+
+
+def configs(manifest, only, envs):
+    """campaign.py's order at one thread, each configuration once per environment."""
+    out = []
+    for m, b, s, t in campaign.configs(manifest, only):
+        if t == 1:
+            out.extend((m, b, s, e) for e in envs)
+    return out
+
+
+def external_files(model_path):
+    m = onnx.load(model_path, load_external_data=False)
+    locs = {e.value for t in m.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL
+            for e in t.external_data if e.key == "location"}
+    return [os.path.join(os.path.dirname(model_path), loc) for loc in sorted(locs)]
+
+
+def measure(model_path, batch, seq, env):
+    cmd = ["node", os.path.join(HERE, "ort_web_run.mjs"), model_path, "--env", env, "--dim", f"batch={batch}"]
+    if seq:
+        cmd += ["--dim", f"sequence={seq}"]
+    for p in external_files(model_path):
+        cmd += ["--external-data", p]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=HERE)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--max-minutes", type=float, default=30)
+    ap.add_argument("--models", default="")
+    ap.add_argument("--env", default=",".join(ENVS))
+    ap.add_argument("--csv", default=CSV)
+    ap.add_argument("--check-every", type=int, default=10)
+    ap.add_argument("--drift", type=float, default=0.03)
+    args = ap.parse_args()
+    envs = [e for e in args.env.split(",") if e]
+    if any(e not in ENVS for e in envs):
+        ap.error(f"--env takes {', '.join(ENVS)}")
+    if not os.path.isdir(os.path.join(HERE, "node_modules", "onnxruntime-web")):
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=HERE, check=True,
+                       env=dict(os.environ, ONNXRUNTIME_NODE_INSTALL_CUDA="skip"))
+    with open(os.path.join(campaign.ZOO, "manifest.json")) as f:
+        manifest = json.load(f)["models"]
+    out_dir = os.path.dirname(os.path.abspath(args.csv))
+    os.makedirs(out_dir, exist_ok=True)
+    desc = machine_web()
+    with open(os.path.join(out_dir, "machine_web.json"), "w") as f:
+        json.dump(desc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    done = set()
+    if os.path.exists(args.csv):
+        with open(args.csv) as f:
+            for row in csv.DictReader(f):
+                if row["machine_id"] == desc["machine_id"] and row["drift"] == "0":
+                    done.add((row["model"], int(row["batch"]), int(row["sequence"]), row["env"]))
+    todo = [c for c in configs(manifest, set(filter(None, args.models.split(","))), envs) if c not in done]
+    print(f"{len(done)} configurations done on {desc['machine_id']}, {len(todo)} to go", flush=True)
+    deadline = time.time() + args.max_minutes * 60
+    tmp = tempfile.mkdtemp(prefix="perfcard-measure-web-")
+    materialized = {}
+
+    def path_of(m):
+        if m not in materialized:
+            materialized[m] = campaign.materialize(os.path.join(campaign.ZOO, f"{m}.onnx"), os.path.join(tmp, m))
+        return materialized[m]
+
+    def reference():
+        return measure(path_of(campaign.REFERENCE[0]), campaign.REFERENCE[1], campaign.REFERENCE[2], "node")["median_ms"]
+
+    new_file = not os.path.exists(args.csv)
+    try:
+        base = reference()
+        pending = []
+        with open(args.csv, "a", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=FIELDS)
+            if new_file:
+                w.writeheader()
+
+            def flush(ratio):
+                drift = abs(ratio - 1) > args.drift
+                for row in pending:
+                    row["reference_ratio"] = round(ratio, 4)
+                    row["drift"] = int(drift)
+                    w.writerow(row)
+                f.flush()
+                pending.clear()
+                return drift
+
+            for m, b, s, env in todo:
+                if time.time() > deadline:
+                    break
+                try:
+                    r = measure(path_of(m), b, s, env)
+                except Exception as e:  # a model ORT-web cannot run is reported, not retried forever
+                    print(f"skip {m} b{b} s{s} {env}: {e}", flush=True)
+                    continue
+                rss = r.get("peak_rss_mib")
+                pending.append({"timestamp": datetime.datetime.now().isoformat(timespec="seconds"),
+                                "machine_id": desc["machine_id"], "model": m, "env": env,
+                                "family": manifest[m].get("family", ""), "batch": b, "sequence": s, "threads": 1,
+                                "runs": r["runs"], "median_ms": round(r["median_ms"], 4),
+                                "p10_ms": round(r["p10_ms"], 4), "p90_ms": round(r["p90_ms"], 4),
+                                "min_ms": round(r["min_ms"], 4), "spread": round(r["spread"], 4),
+                                "peak_rss_mib": "" if rss is None else round(rss, 1), "ort_version": r["ort_version"],
+                                "load_1m": round(os.getloadavg()[0], 2), "reference_ratio": "", "drift": ""})
+                print(f"{m:24s} b{b:<3d} s{s:<4d} {env:8s} {r['median_ms']:9.2f} ms spread {r['spread']:.3f}",
+                      flush=True)
+                if len(pending) >= args.check_every:
+                    if flush(reference() / base):
+                        print("drift: the rows above are marked drift=1", flush=True)
+            if pending:
+                flush(reference() / base)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
