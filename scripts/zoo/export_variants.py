@@ -93,7 +93,7 @@ def build(cfg: dict) -> nn.Module:
         return tvm.DenseNet(growth_rate=k["growth_rate"], block_config=tuple(k["block_config"]),
                             num_init_features=k["num_init_features"])
     if kind == "MobileNetV2":
-        return tvm.MobileNetV2(width_mult=k["width_mult"])
+        return tvm.MobileNetV2(width_mult=k["width_mult"], inverted_residual_setting=k.get("inverted_residual_setting"))
     if kind == "MobileNetV3":
         setting, last = tv_mv3._mobilenet_v3_conf(k["arch"], width_mult=k["width_mult"])
         return tvm.MobileNetV3(setting, last)
@@ -299,14 +299,16 @@ def plan() -> list[dict]:
 
     # ResNet / ResNeXt / WideResNet: block type, depth per stage, groups x width (torchvision's and timm's
     # depths; ResNeXt cardinalities 8..64; widths 32..128 per group as in RegNet/DIPPM grids).
-    depths_basic = [[1, 1, 1, 1], [2, 2, 2, 2], [2, 3, 4, 2], [3, 4, 6, 3], [3, 4, 4, 3], [2, 2, 6, 2]]
+    # torchvision's BasicBlock only has width 64 (it raises otherwise): basic variants vary depth only.
+    depths_basic = [[1, 1, 1, 1], [1, 1, 2, 1], [1, 2, 2, 1], [2, 2, 2, 2], [2, 2, 3, 2], [2, 3, 4, 2],
+                    [3, 4, 6, 3], [3, 4, 4, 3], [2, 2, 6, 2], [2, 4, 8, 2], [3, 4, 8, 3], [3, 6, 9, 3],
+                    [1, 2, 4, 2], [2, 3, 3, 2], [3, 3, 3, 3], [3, 4, 12, 3]]
     depths_bneck = [[2, 2, 2, 2], [3, 4, 6, 3], [3, 4, 23, 3], [3, 8, 36, 3], [2, 3, 4, 2], [3, 4, 12, 3]]
     for L in depths_basic:
-        for w in (32, 48, 64, 96):
-            tag = "-".join(map(str, L))
-            v(f"resnet_basic_{tag}_w{w}", "resnet", "resnet_basic",
-              {"builder": "ResNet", "block": "BasicBlock", "layers": L, "groups": 1, "width_per_group": w},
-              1, [128, 160, 192, 224])
+        tag = "-".join(map(str, L))
+        v(f"resnet_basic_{tag}", "resnet", "resnet_basic",
+          {"builder": "ResNet", "block": "BasicBlock", "layers": L, "groups": 1, "width_per_group": 64},
+          sum(L) / 12, CNN_SIZES)
     for L in depths_bneck:
         for g, w in ((1, 32), (1, 64), (1, 128), (32, 4), (32, 8), (64, 4), (16, 8), (8, 16)):
             tag = "-".join(map(str, L))
@@ -344,13 +346,31 @@ def plan() -> list[dict]:
     for wm in (0.25, 0.35, 0.5, 0.6, 0.75, 0.85, 1.0, 1.1, 1.25, 1.3, 1.4, 1.5, 1.75, 2.0):
         v(f"mobilenet_v2_w{wm}", "mobilenet_v2", "mobilenet_v2", {"builder": "MobileNetV2", "width_mult": wm},
           0.5, CNN_SIZES)
+    # MobileNetV2 blocks with the expansion ratios and depths of the OFA/ProxylessNAS spaces (t 3/4/6,
+    # depth x0.5..x1.5 per stage), through the constructor's inverted_residual_setting.
+    base_ir = [[16, 1, 1], [24, 2, 2], [32, 3, 2], [64, 4, 2], [96, 3, 1], [160, 3, 2], [320, 1, 1]]
+    for t in (3, 4, 6):
+        for dm in (0.5, 1.0, 1.5):
+            if (t, dm) == (6, 1.0):
+                continue  # torchvision's own setting
+            setting = [[1, c, n, st] if j == 0 else [t, c, max(1, round(n * dm)), st]
+                       for j, (c, n, st) in enumerate(base_ir)]
+            for wm in (0.5, 0.75, 1.0, 1.4):
+                v(f"mobilenet_v2_t{t}_d{dm}_w{wm}", "mobilenet_v2", "mobilenet_v2_ir",
+                  {"builder": "MobileNetV2", "width_mult": wm, "inverted_residual_setting": setting},
+                  0.6 * dm, [160, 192, 224])
     for arch in ("mobilenet_v3_small", "mobilenet_v3_large"):
         for wm in (0.35, 0.5, 0.6, 0.75, 0.85, 1.0, 1.1, 1.25, 1.4, 1.5):
             v(f"{arch}_w{wm}", "mobilenet_v3", arch, {"builder": "MobileNetV3", "arch": arch, "width_mult": wm},
               0.5, CNN_SIZES)
     # EfficientNet: the compound (width, depth) pairs of B0..B7 and the grid around them.
+    # (width, depth) pairs of B0..B7 are left out: torchvision's own builders make those (B5..B7 with
+    # another BatchNorm epsilon only, which would be a near-copy counted as a distinct graph).
+    b_pairs = {(1.0, 1.0), (1.0, 1.1), (1.1, 1.2), (1.2, 1.4), (1.4, 1.8), (1.6, 2.2), (1.8, 2.6), (2.0, 3.1)}
     for wm in (0.5, 0.75, 1.0, 1.1, 1.2, 1.4, 1.6, 1.8, 2.0):
         for dm in (0.5, 1.0, 1.1, 1.2, 1.4, 1.8, 2.2, 2.6, 3.1):
+            if (wm, dm) in b_pairs:
+                continue
             v(f"efficientnet_w{wm}_d{dm}", "efficientnet", "efficientnet_b",
               {"builder": "EfficientNet", "width_mult": wm, "depth_mult": dm}, wm * dm,
               [224, 288] if wm * dm < 2 else [224])
@@ -362,7 +382,7 @@ def plan() -> list[dict]:
     import random
     rng = random.Random(4)
     seen = set()
-    while len(seen) < 110:
+    while len(seen) < 240:
         c = (rng.choice(range(12, 29, 2)), rng.choice(range(24, 129, 8)), round(rng.uniform(8, 64), 2),
              round(rng.uniform(2.0, 3.0), 2), rng.choice([8, 16, 24, 32, 48, 64]), rng.choice([None, 0.25]))
         if c in seen:
@@ -441,12 +461,22 @@ def run_items(items, args, writer, hashes, fail, dups, counts) -> None:
                 with torch.no_grad():
                     proto = export(it["config"], it["family"], path)
             h = zm.structure_hash(proto)
-            if h in hashes and hashes[h] != gid:
-                dups[gid] = hashes[h]
-                os.remove(path)
-                counts["dup"] += 1
-                print(f"[{i + 1}/{len(items)}] {gid}: duplicate of {hashes[h]}", flush=True)
-                continue
+            other = hashes.get(h)
+            if other is not None and other != gid:
+                if it["config"]["builder"] == "torchvision" and writer.entries[other]["config"]["builder"] != "torchvision":
+                    # torchvision's own name wins over a variant that builds the same graph (keeps its
+                    # default-resolution id and timm name)
+                    del writer.entries[other]
+                    dups[other] = gid
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(os.path.join(OUT, other + ".onnx"))
+                    print(f"[{i + 1}/{len(items)}] {other}: now a duplicate of {gid}", flush=True)
+                else:
+                    dups[gid] = other
+                    os.remove(path)
+                    counts["dup"] += 1
+                    print(f"[{i + 1}/{len(items)}] {gid}: duplicate of {other}", flush=True)
+                    continue
             totals = zm.analyze(path, {"batch": 1})
             entry = {
                 "id": gid, "file": f"{GENERATOR}/{gid}.onnx", "family": it["family"], "variant": it["variant"],
@@ -471,9 +501,8 @@ def run_items(items, args, writer, hashes, fail, dups, counts) -> None:
             if os.path.exists(path):
                 os.remove(path)
             print(f"[{i + 1}/{len(items)}] {gid}: FAILED {msg}", flush=True)
-        finally:
-            gc.collect()
         if sum(counts.values()) % args.close_every == 0:
+            gc.collect()  # (per graph it costs ~10% of a small export)
             writer.close()
             save_failures(dict(fail, _duplicates=dups))
 
@@ -512,7 +541,16 @@ def main() -> int:
     os.makedirs(OUT, exist_ok=True)
     fail = load_failures()
     dups = fail.pop("_duplicates", {})
+    if not (args.families or args.ids):  # forget records of ids the plan no longer has
+        planned = {it["id"] for it in items}
+        fail = {k: v for k, v in fail.items() if k in planned}
+        dups = {k: v for k, v in dups.items() if k in planned}
     writer = zm.ManifestWriter(GENERATOR)
+    builder_of = {it["id"]: it["config"]["builder"] for it in items}
+    for gid, other in list(dups.items()):  # a torchvision model recorded as a copy of a variant: redo it
+        if builder_of.get(gid) == "torchvision" and other in writer.entries and \
+                writer.entries[other]["config"]["builder"] != "torchvision":
+            del dups[gid]
     hashes = {e["structure_hash"]: e["id"] for e in writer.entries.values()}
     if args.resume:
         skip = set(dups) | (set() if args.retry_failed else set(fail))
