@@ -133,7 +133,7 @@ class Tables:
     # -- sources ------------------------------------------------------------------------------------------
     @staticmethod
     def _dev(r) -> tuple[dict, str]:
-        dev = r.device_id if isinstance(r.device_id, str) else None
+        dev = catalog_features.canonical(r.device_id)
         key = dev or f"raw:{r.device_raw}"
         return {"device_id": dev, "device_raw": str(r.device_raw), "device_kind": r.device_kind}, key
 
@@ -192,7 +192,7 @@ class Tables:
         h["device_raw"] = h.device_raw.astype(str)
         for (raw, dev_id, kind), g in h.groupby(["device_raw", "device_id", "device_kind"], dropna=False,
                                                  observed=True):
-            dev_id = dev_id if isinstance(dev_id, str) else None
+            dev_id = catalog_features.canonical(dev_id)
             key = dev_id or f"raw:{raw}"
             if raw in HELP_SIMULATED:
                 self.report[src]["unmatched"][(key, "simulated/estimated hardware, not a measurement")] += len(g)
@@ -229,7 +229,7 @@ class Tables:
         if not path.exists():
             return
         machine = json.loads((MEASURED / "machine.json").read_text())
-        dev_id = machine.get("catalog_id")
+        dev_id = catalog_features.canonical(machine.get("catalog_id"))
         m = pd.read_csv(path)
         for r in m.itertuples(index=False):
             key = dev_id or f"raw:{r.machine_id}"

@@ -18,6 +18,18 @@ PEAK_KEY = {"fp32": "fp32", "tf32": "tf32", "fp16": "fp16", "amp": "fp16", "bf16
             "fp8": "fp8", "int8": "int8"}
 
 
+# scripts/data/devices.py ids that name a catalog part under a shorter id (the catalog's `appears_in` lists
+# HELP's 'raspi4' and ncnn's 'Raspberry Pi 4 Model B' for this entry).
+CATALOG_ALIASES = {"cpu-broadcom-bcm2711": "cpu-broadcom-bcm2711-raspberry-pi-4"}
+
+
+def canonical(device_id: Optional[str]) -> Optional[str]:
+    """The catalog's id for a devices.py id (unchanged when it has no alias)."""
+    if not isinstance(device_id, str):
+        return None
+    return CATALOG_ALIASES.get(device_id, device_id)
+
+
 def _v(x):
     return x.get("value") if isinstance(x, dict) else x
 

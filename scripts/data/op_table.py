@@ -85,7 +85,7 @@ def vidur_node(op: str, r) -> Node | None:
 
 
 def _base(r, source: str) -> dict:
-    dev = r.device_id if isinstance(r.device_id, str) else None
+    dev = catalog_features.canonical(r.device_id)
     prec = r.precision
     return dict({"source": source, "device_id": dev, "device_raw": r.device_raw, "device_kind": r.device_kind,
                  "in_catalog": catalog_features.in_catalog(dev), "precision": prec, "runtime": r.runtime,
@@ -102,12 +102,12 @@ def build(report: dict) -> pd.DataFrame:
         row = _row(node, _base(r, "neusight_gemm_ops_fp32"))
         row.update(split=r.neusight_split, source_op=r.model, source_model=r.neusight_kernel)
         rows.append(row)
-        rep["matched"][r.device_id if isinstance(r.device_id, str) else r.device_raw] += 1
+        rep["matched"][catalog_features.canonical(r.device_id) or f"raw:{r.device_raw}"] += 1
     vd = sources.load("vidur_mlp_op_times")
     rep = report.setdefault("vidur_mlp_op_times", {"matched": Counter(), "unmatched": Counter()})
     for r in vd.itertuples(index=False):
         node = vidur_node(r.vidur_op, r)
-        dev = r.device_id if isinstance(r.device_id, str) else r.device_raw
+        dev = catalog_features.canonical(r.device_id) or f"raw:{r.device_raw}"
         if node is None:
             rep["unmatched"][(dev, f"{r.vidur_op}: several ONNX ops, no single node")] += 1
             continue
