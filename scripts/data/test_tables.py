@@ -140,6 +140,18 @@ class MatchTest(unittest.TestCase):
         self.assertTrue(w[w.in_catalog].dev_peak_fp32_tflops.notna().all())
         self.assertTrue(whole[~whole.in_catalog.astype(bool)].dev_bandwidth_gbs.isna().all())
 
+    def test_help_arch_strings_find_zoo_cells(self):
+        t, _ = tables()
+        if not t.zoo.nb201:
+            self.skipTest("no nasbench201 manifest yet")
+        import pandas as pd
+        h = pd.read_csv(sources.data_dir() / "help_latency_long.csv.gz", usecols=["search_space", "arch_str"])
+        archs = h[h.search_space == "nasbench201"].arch_str.drop_duplicates()
+        self.assertEqual(len(archs), 15625)
+        found = archs.isin(set(t.zoo.nb201)).mean()
+        # the generator may still be writing; once done every HELP cell has its graph
+        self.assertGreater(found, 0.5 if len(t.zoo.nb201) < 15625 else 0.999)
+
     def test_neusight_rows_match(self):
         df, rep = ops()
         self.assertGreater(sum(rep["neusight_gemm_ops_fp32"]["matched"].values()), 100_000)
