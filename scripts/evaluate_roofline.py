@@ -119,7 +119,7 @@ def main():
                         "never fitted", constants)
         rows += [dict(x, precision=x.pop("prec")) for x in r]
     table = pd.DataFrame(rows)
-    energy_lines, energy_rows = energy_section(constants)
+    energy_lines, _ = energy_section(constants)
 
     # Uncertainty per family: whole-model held-out MAPE where it exists, else kernel-level held-out MAPE.
     with open(CONSTANTS) as f:
