@@ -20,7 +20,7 @@ GraphCosts costs_of(const Graph& g, const GraphShapes& s) {
   GraphCosts gc;
   gc.nodes.resize(g.nodes.size());
   gc.subgraphs.resize(g.nodes.size());
-  std::set<int> seen_weights;
+  std::vector<bool> seen_weight(g.values.size(), false);  // a weight shared by two nodes counts once
   for (int ni : g.order) {
     const Node& n = g.nodes[std::size_t(ni)];
     NodeCost& c = gc.nodes[std::size_t(ni)];
@@ -37,7 +37,8 @@ GraphCosts costs_of(const Graph& g, const GraphShapes& s) {
       if (!vs.value && val.kind != ValueKind::Initializer) all_const = false;
       if (c.cls != OpClass::View && c.cls != OpClass::Metadata) c.bytes_read += double(vs.bytes());
       if (val.kind == ValueKind::Initializer && counts_as_param(n, i) && is_param_dtype(vs.dtype) &&
-          seen_weights.insert(v).second) {
+          !seen_weight[std::size_t(v)]) {
+        seen_weight[std::size_t(v)] = true;
         c.params += vs.elements();
       }
     }

@@ -152,15 +152,22 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       }
       if (d->mig && d->is_gpu()) {
         const MigTable& t = *d->mig;
+        // Profiles that differ only in memory size (1g.10gb vs 1g.5gb+me) share their slices: time once.
+        std::map<std::pair<int, int>, double> slice_latency;
         for (const auto& prof : t.profiles) {
           MigOption m;
           m.name = prof.name;
           m.memory_gb = prof.memory_gb;
           m.fits = p.memory.total() <= (1 - opt.mig_headroom) * prof.memory_gb * 1e9;
-          PredictorInput mi{model, a, *d, p.precision_used, p.runtime,
-                            double(prof.compute_slices) / t.compute_slices_total,
-                            double(prof.memory_slices) / t.memory_slices_total, false, plan};
-          m.latency_ms = predictor.predict(mi).latency_ms * (opt.mode == Mode::Training ? 3 : 1);
+          auto slices = std::make_pair(prof.compute_slices, prof.memory_slices);
+          auto cached = slice_latency.find(slices);
+          if (cached == slice_latency.end()) {
+            PredictorInput mi{model, a, *d, p.precision_used, p.runtime,
+                              double(prof.compute_slices) / t.compute_slices_total,
+                              double(prof.memory_slices) / t.memory_slices_total, false, plan};
+            cached = slice_latency.emplace(slices, predictor.predict(mi).latency_ms).first;
+          }
+          m.latency_ms = cached->second * (opt.mode == Mode::Training ? 3 : 1);
           m.throughput_per_s = double(samples) / (m.latency_ms / 1e3);
           m.meets_target = !opt.latency_target_ms || m.latency_ms <= *opt.latency_target_ms;
           m.instances = prof.max_instances;

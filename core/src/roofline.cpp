@@ -114,20 +114,16 @@ namespace {
 bool is_tensor_precision(Precision p) { return p != Precision::FP32; }
 
 struct Kernel {
-  KernelTime t;
-  std::string scope;         // module scope of the node that opened the kernel
+  PlannedKernel p;
+  std::string_view scope;    // module scope of the node that opened the kernel (a view of its name)
   std::vector<int> produced; // values written by member nodes
-  double macs = 0;
-  double gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_batch = 1;
-  bool gemm_like = false;
-  bool conv = false;
   bool fuse_target = false;  // can absorb a following pointwise op
 };
 
 // "/stages.0/block/norm/ReduceMean" -> "/stages.0/block/norm"; "" when the name has no scope.
-std::string scope_of(const std::string& name) {
+std::string_view scope_of(std::string_view name) {
   auto p = name.rfind('/');
-  return p == std::string::npos || p == 0 ? std::string() : name.substr(0, p);
+  return p == std::string_view::npos || p == 0 ? std::string_view() : name.substr(0, p);
 }
 
 bool fusable_in_module(OpClass c) {
@@ -172,30 +168,30 @@ class Builder {
           if (g.values[std::size_t(v)].consumers.size() != 1) continue;
           int k = kernel_of_value[std::size_t(v)];
           const Kernel& kk = kernels_[std::size_t(k)];
-          bool bias_add = rt_.fuse_bias && n.op_type == "Add" && kk.gemm_like && !kk.conv && other_is_weight(g, n, v);
+          bool bias_add = rt_.fuse_bias && n.op_type == "Add" && kk.p.gemm_like && !kk.p.conv && other_is_weight(g, n, v);
           if (rt_.fuse_elementwise ? kk.fuse_target : bias_add) target = k;
         }
       }
       if (target < 0 && rt_.fuse_decomposed && fusable_in_module(c.cls)) {
-        std::string sc = scope_of(n.name);
+        std::string_view sc = scope_of(n.name);
         for (std::size_t i = 0; i < n.inputs.size() && target < 0 && !sc.empty(); ++i) {
           int v = n.inputs[i];
           if (v < 0 || kernel_of_value[std::size_t(v)] < 0) continue;
           const Kernel& kk = kernels_[std::size_t(kernel_of_value[std::size_t(v)])];
-          if (kk.scope == sc && !kk.gemm_like && fusable_in_module(kk.t.cls)) target = kernel_of_value[std::size_t(v)];
+          if (kk.scope == sc && !kk.p.gemm_like && fusable_in_module(kk.p.cls)) target = kernel_of_value[std::size_t(v)];
         }
       }
       if (target >= 0) {
         Kernel& k = kernels_[std::size_t(target)];
-        k.t.flops += c.flops;
+        k.p.flops += c.flops;
         for (int v : n.inputs) {
           if (v < 0) continue;
-          if (kernel_of_value[std::size_t(v)] == target) k.t.bytes -= value_bytes(s.values[std::size_t(v)]);  // stays on chip
-          else k.t.bytes += value_bytes(s.values[std::size_t(v)]);
+          if (kernel_of_value[std::size_t(v)] == target) k.p.bytes -= value_bytes(s.values[std::size_t(v)]);  // stays on chip
+          else k.p.bytes += value_bytes(s.values[std::size_t(v)]);
         }
         for (int v : n.outputs)
           if (v >= 0) {
-            k.t.bytes += value_bytes(s.values[std::size_t(v)]);
+            k.p.bytes += value_bytes(s.values[std::size_t(v)]);
             kernel_of_value[std::size_t(v)] = target;
             k.produced.push_back(v);
           }
@@ -203,13 +199,11 @@ class Builder {
         continue;
       }
       Kernel k;
-      k.t.name = n.name.empty() ? n.display_name() : n.name;
-      k.t.op_type = n.op_type;
-      k.t.cls = c.cls;
-      k.t.flops = c.flops;
-      k.macs = c.macs;
-      for (int v : n.inputs) if (v >= 0) k.t.bytes += value_bytes(s.values[std::size_t(v)]);
-      for (int v : n.outputs) if (v >= 0) k.t.bytes += value_bytes(s.values[std::size_t(v)]);
+      k.p.first = &n;
+      k.p.cls = c.cls;
+      k.p.flops = c.flops;
+      for (int v : n.inputs) if (v >= 0) k.p.bytes += value_bytes(s.values[std::size_t(v)]);
+      for (int v : n.outputs) if (v >= 0) k.p.bytes += value_bytes(s.values[std::size_t(v)]);
       shape_gemm(n, s, c, k);
       k.fuse_target = c.cls != OpClass::DataMovement && c.cls != OpClass::Other;
       k.scope = scope_of(n.name);
@@ -230,7 +224,7 @@ class Builder {
           for (int o : g.nodes[std::size_t(u)].outputs)
             if (o >= 0 && kernel_of_value[std::size_t(o)] != kernel_of_value[std::size_t(v)]) inside = false;
         for (int out : g.outputs) if (out == v) inside = false;
-        if (inside) k.t.bytes = std::max(0.0, k.t.bytes - value_bytes(s.values[std::size_t(v)]));
+        if (inside) k.p.bytes = std::max(0.0, k.p.bytes - value_bytes(s.values[std::size_t(v)]));
       }
       k.produced.clear();
     }
@@ -261,25 +255,25 @@ class Builder {
     if (c.macs <= 0 || n.outputs.empty() || n.outputs[0] < 0) return;
     const ValueShape& y = s.values[std::size_t(n.outputs[0])];
     if (!y.fully_known() || y.elements() == 0) return;
-    k.gemm_like = true;
+    k.p.gemm_like = true;
     const double out = double(y.elements());
     if (c.cls == OpClass::Conv && y.rank >= 3) {
       double group = double(std::max<std::int64_t>(1, n.attr_int("group", 1)));
       double cout = double(y.dims[1]);
-      k.conv = true;
-      k.gemm_batch = group;
-      k.gemm_n = cout / group;
-      k.gemm_m = out / cout;
-      k.gemm_k = c.macs / out;
+      k.p.conv = true;
+      k.p.gemm_batch = group;
+      k.p.gemm_n = cout / group;
+      k.p.gemm_m = out / cout;
+      k.p.gemm_k = c.macs / out;
     } else if (y.rank >= 2) {
-      k.gemm_m = double(y.dims[std::size_t(y.rank - 2)]);
-      k.gemm_n = double(y.dims[std::size_t(y.rank - 1)]);
-      k.gemm_batch = out / (k.gemm_m * k.gemm_n);
-      k.gemm_k = c.macs / out;
+      k.p.gemm_m = double(y.dims[std::size_t(y.rank - 2)]);
+      k.p.gemm_n = double(y.dims[std::size_t(y.rank - 1)]);
+      k.p.gemm_batch = out / (k.p.gemm_m * k.p.gemm_n);
+      k.p.gemm_k = c.macs / out;
     } else {
-      k.gemm_m = 1;
-      k.gemm_n = out;
-      k.gemm_k = c.macs / out;
+      k.p.gemm_m = 1;
+      k.p.gemm_n = out;
+      k.p.gemm_k = c.macs / out;
     }
   }
 };
@@ -296,17 +290,7 @@ KernelPlan plan_kernels(const Model& model, const Analysis& analysis, const Roof
   plan.precision = precision;
   plan.untimed = b.untimed();
   plan.kernels.reserve(b.kernels().size());
-  for (auto& k : b.kernels()) {
-    PlannedKernel p;
-    p.t = std::move(k.t);
-    p.gemm_m = k.gemm_m;
-    p.gemm_n = k.gemm_n;
-    p.gemm_k = k.gemm_k;
-    p.gemm_batch = k.gemm_batch;
-    p.gemm_like = k.gemm_like;
-    p.conv = k.conv;
-    plan.kernels.push_back(std::move(p));
-  }
+  for (auto& k : b.kernels()) plan.kernels.push_back(k.p);
   return plan;
 }
 
@@ -332,37 +316,59 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
   const double sms = device.sm_count.present ? device.sm_count.value * opt.compute_scale : 0;
   const double bw = device.memory_bandwidth_gbs.value * 1e9 * opt.bandwidth_scale;
   const double fp32_peak = device.peak(Precision::FP32) * 1e12 * opt.compute_scale;
+  // The math precision of matrix kernels depends only on (conv or not, runtime policy, device): resolved
+  // once here, not per kernel (this loop runs for every device, batch and MIG slice the page shows).
+  struct GemmRoof {
+    double peak, eff;
+  } gemm_roof[2];
+  for (int conv = 0; conv < 2; ++conv) {
+    Precision p = opt.precision;
+    bool tf32_policy = conv ? rt.conv_fp32_as_tf32 : rt.matmul_fp32_as_tf32;
+    if (p == Precision::FP32 && tf32_policy && device.supports(Precision::TF32)) p = Precision::TF32;
+    if (!device.supports(p)) p = Precision::FP32;
+    bool tensor = is_tensor_precision(p);
+    gemm_roof[conv] = {device.peak(p) * 1e12 * opt.compute_scale,
+                       conv ? (tensor ? fam.conv_eff_tensor : fam.conv_eff_fp32)
+                            : (tensor ? fam.gemm_eff_tensor : fam.gemm_eff_fp32)};
+  }
+  // Reciprocals hoisted: this loop runs for every kernel x device x batch x MIG slice the page shows.
+  // Divisions that feed a ceil() stay divisions, so that wave counts are exact at tile multiples.
+  const double ms_per_byte = 1e3 / (bw * fam.mem_eff), inv_bw = 1 / bw, inv_fp32_peak = 1 / fp32_peak;
+  const double vector_ms_per_flop = 1e3 / (fp32_peak * fam.vector_eff);
+  const double launch_ms = fam.launch_us / 1e3, dispatch_ms = rt.dispatch_us / 1e3;
   double cpu_t = 0, gpu_t = 0, weighted_intensity = 0;
   if (opt.keep_kernels) r.kernels.reserve(plan.kernels.size());
   for (const auto& k : plan.kernels) {
-    double peak = fp32_peak, eff = fam.vector_eff, util = 1;
+    double ms_per_flop = vector_ms_per_flop, inv_peak = inv_fp32_peak;
     if (k.gemm_like) {
-      Precision p = opt.precision;
-      bool tf32_policy = k.conv ? rt.conv_fp32_as_tf32 : rt.matmul_fp32_as_tf32;
-      if (p == Precision::FP32 && tf32_policy && device.supports(Precision::TF32)) p = Precision::TF32;
-      if (!device.supports(p)) p = Precision::FP32;
-      peak = device.peak(p) * 1e12 * opt.compute_scale;
-      bool tensor = is_tensor_precision(p);
-      eff = k.conv ? (tensor ? fam.conv_eff_tensor : fam.conv_eff_fp32) : (tensor ? fam.gemm_eff_tensor : fam.gemm_eff_fp32);
+      const GemmRoof& roof = gemm_roof[k.conv];
+      double util = 1;
       if (fam.tile > 0 && sms > 0) {
         double tiles = std::ceil(k.gemm_m / fam.tile) * std::ceil(k.gemm_n / fam.tile) * k.gemm_batch;
         double waves = std::ceil(tiles / sms);
         util *= tiles / (waves * sms);
       }
       if (fam.k_half > 0) util *= k.gemm_k / (k.gemm_k + fam.k_half);
+      ms_per_flop = 1e3 / (roof.peak * roof.eff * util);
+      inv_peak = 1 / roof.peak;
     }
-    const double flops = k.t.flops, bytes = k.t.bytes;
-    const double compute_ms = flops > 0 ? flops / (peak * eff * util) * 1e3 : 0;
-    const double memory_ms = bytes / (bw * fam.mem_eff) * 1e3;
-    const double time_ms = std::max({compute_ms, memory_ms, fam.launch_us / 1e3});
-    double intensity = std::max(flops / (time_ms * 1e-3 * peak), bytes / (time_ms * 1e-3 * bw));
+    const double flops = k.flops, bytes = k.bytes;
+    const double compute_ms = flops > 0 ? flops * ms_per_flop : 0;
+    const double memory_ms = bytes * ms_per_byte;
+    const double time_ms = std::max({compute_ms, memory_ms, launch_ms});
+    double intensity = std::max(flops * inv_peak, bytes * inv_bw) * 1e3 / time_ms;
     weighted_intensity += std::min(1.0, intensity) * time_ms;
     r.gpu_busy_ms += time_ms;
     // The host issues kernels one after another; a kernel starts when issued and the device is free.
-    cpu_t += rt.dispatch_us / 1e3;
-    gpu_t = cpu_runtime ? gpu_t + rt.dispatch_us / 1e3 + time_ms : std::max(cpu_t, gpu_t) + time_ms;
+    cpu_t += dispatch_ms;
+    gpu_t = cpu_runtime ? gpu_t + dispatch_ms + time_ms : std::max(cpu_t, gpu_t) + time_ms;
     if (opt.keep_kernels) {
-      KernelTime t = k.t;
+      KernelTime t;
+      t.name = k.first->name.empty() ? k.first->display_name() : k.first->name;
+      t.op_type = k.first->op_type;
+      t.cls = k.cls;
+      t.flops = flops;
+      t.bytes = bytes;
       t.compute_ms = compute_ms;
       t.memory_ms = memory_ms;
       t.time_ms = time_ms;

@@ -32,17 +32,24 @@ constexpr int kMaxRank = 64;                                      // as the load
 
 // Every shape that enters the walk or leaves a rule is checked, so that rules can do arithmetic on dims
 // (products of any of them) without overflow, and fold contents without reading past them.
-void check_shape(ValueShape& s, const std::string& what, const Location& loc) {
+// Returns what is wrong ("" when nothing is), so that the hot path builds no message or location.
+std::string shape_problem(ValueShape& s) {
   if (s.rank > kMaxRank)
-    throw Error(what + " would have rank " + std::to_string(s.rank) + ", above the limit of " + std::to_string(kMaxRank), loc);
+    return " would have rank " + std::to_string(s.rank) + ", above the limit of " + std::to_string(kMaxRank);
   std::uint64_t e = 1;
   for (auto d : s.dims) {
-    if (d < -1) throw Error(what + " would have a negative dim (" + std::to_string(d) + ")", loc);
+    if (d < -1) return " would have a negative dim (" + std::to_string(d) + ")";
     if (d <= 0) continue;
-    if (e > kMaxElements / std::uint64_t(d)) throw Error(what + " would have more than 2^50 elements", loc);
+    if (e > kMaxElements / std::uint64_t(d)) return " would have more than 2^50 elements";
     e *= std::uint64_t(d);
   }
   if (s.value && (!s.fully_known() || s.value->size() != s.elements())) s.value.reset();  // inconsistent: drop
+  return {};
+}
+
+void check_shape(ValueShape& s, const std::string& what, const Location& loc) {
+  std::string problem = shape_problem(s);
+  if (!problem.empty()) throw Error(what + problem, loc);
 }
 
 class Inference {
@@ -146,13 +153,12 @@ class Inference {
   }
 
   void walk(const Graph& g, GraphShapes& gs, std::vector<const GraphShapes*> scopes) {
+    std::vector<const GraphShapes*> inner = scopes;  // the rules of this graph see its values last
+    inner.push_back(&gs);
     for (int ni : g.order) {
       const Node& n = g.nodes[std::size_t(ni)];
-      Location loc{n.byte_offset, n.display_name(), n.op_type, g.path};
       const OpSpec* spec = find_op(n.domain, n.op_type);
       if (spec) {
-        std::vector<const GraphShapes*> inner = scopes;
-        inner.push_back(&gs);
         ShapeContext ctx(model_, g, n, gs.values, gs.subgraphs[std::size_t(ni)], bind_, result_.warnings,
                          result_.unknown_ops, inner.data(), int(inner.size()));
         spec->shape(ctx);
@@ -195,8 +201,13 @@ class Inference {
         if (!all && std::find(result_.unknown_ops.begin(), result_.unknown_ops.end(), op) == result_.unknown_ops.end())
           result_.unknown_ops.push_back(op);
       }
-      for (int o : n.outputs)
-        if (o >= 0) check_shape(gs.values[std::size_t(o)], "output '" + g.values[std::size_t(o)].name + "'", loc);
+      for (int o : n.outputs) {
+        if (o < 0) continue;
+        std::string problem = shape_problem(gs.values[std::size_t(o)]);
+        if (!problem.empty())
+          throw Error("output '" + g.values[std::size_t(o)].name + "'" + problem,
+                      Location{n.byte_offset, n.display_name(), n.op_type, g.path});
+      }
     }
   }
 

@@ -2,7 +2,10 @@
 // Prints one JSON line: file size, the time to read the bytes once (the physical floor for any loader
 // that must see them), load+analyze time (median of N, from bytes already in memory), and peak RSS
 // relative to the file size. One model per process, so peak RSS belongs to that model alone.
+// With --sweep it also times what the page does on a setting change: predict every GPU at 8 batch sizes
+// (1..128) and serialize the JSON document, from a model already loaded.
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +16,12 @@
 #include <vector>
 
 #include "perfcard/analysis.h"
+#include "perfcard/carbon.h"
+#include "perfcard/device.h"
+#include "perfcard/embedded.h"
 #include "perfcard/onnx_loader.h"
+#include "perfcard/predict.h"
+#include "perfcard/roofline.h"
 #include "perfcard/report.h"
 
 namespace {
@@ -21,6 +29,13 @@ namespace {
 double now_ms() {
   using namespace std::chrono;
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+// CPU time of this thread: on a shared machine wall time mostly measures the neighbours.
+double cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
 }
 
 double peak_rss_mb() {
@@ -33,16 +48,18 @@ double peak_rss_mb() {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: perfcard_bench MODEL.onnx [--reps N] [--dim NAME=VALUE ...]\n";
+    std::cerr << "usage: perfcard_bench MODEL.onnx [--reps N] [--dim NAME=VALUE ...] [--sweep]\n";
     return 2;
   }
   std::string path = argv[1];
   int reps = 10;
   std::vector<std::string> dims;
+  bool sweep = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::stoi(argv[++i]));
     else if (a == "--dim" && i + 1 < argc) dims.push_back(argv[++i]);
+    else if (a == "--sweep") sweep = true;
   }
   try {
     double rss_before = peak_rss_mb();
@@ -78,6 +95,38 @@ int main(int argc, char** argv) {
         path.c_str(), file_mb, read_ms, load_ms[load_ms.size() / 2], analyze_ms[analyze_ms.size() / 2],
         load_ms[load_ms.size() / 2] + analyze_ms[analyze_ms.size() / 2], peak, rss_before,
         file_mb > 0 ? peak / file_mb : 0.0, macs);
+    if (sweep) {
+      using namespace perfcard;
+      auto catalog = DeviceCatalog::parse(std::string(embedded_file("devices.json")));
+      auto carbon = CarbonTable::parse(std::string(embedded_file("carbon_regions.json")));
+      auto constants = RooflineConstants::parse(std::string(embedded_file("roofline.json")));
+      RooflinePredictor predictor(constants);
+      Model m = load_model(bytes);
+      PredictOptions po;
+      po.dims = opt.dims;
+      po.batches = {1, 2, 4, 8, 16, 32, 64, 128};
+      std::vector<double> predict_ms, json_ms, predict_cpu_ms;
+      std::size_t rows = 0, chars = 0;
+      for (int r = 0; r < reps; ++r) {
+        double a = now_ms(), a_cpu = cpu_ms();
+        PredictResult res = predict(m, catalog, predictor, constants, carbon, po);
+        double b = now_ms(), b_cpu = cpu_ms();
+        std::string doc = predict_to_json(res).dump();
+        double c = now_ms();
+        predict_ms.push_back(b - a);
+        predict_cpu_ms.push_back(b_cpu - a_cpu);
+        json_ms.push_back(c - b);
+        rows = res.rows.size();
+        chars = doc.size();
+      }
+      std::sort(predict_ms.begin(), predict_ms.end());
+      std::sort(json_ms.begin(), json_ms.end());
+      std::sort(predict_cpu_ms.begin(), predict_cpu_ms.end());
+      std::printf("{\"model\":\"%s\",\"sweep_rows\":%zu,\"predict_ms\":%.3f,\"predict_best_ms\":%.3f,"
+                  "\"predict_cpu_ms\":%.3f,\"json_ms\":%.3f,\"json_chars\":%zu}\n",
+                  path.c_str(), rows, predict_ms[predict_ms.size() / 2], predict_ms.front(),
+                  predict_cpu_ms[predict_cpu_ms.size() / 2], json_ms[json_ms.size() / 2], chars);
+    }
   } catch (const std::exception& e) {
     std::cerr << "perfcard_bench: " << e.what() << "\n";
     return 1;

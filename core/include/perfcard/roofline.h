@@ -101,9 +101,12 @@ RooflineResult roofline_latency(const Model& model, const Analysis& analysis, co
 
 // The kernels of a model bound to one analysis, as a runtime forms them at one precision. They do not
 // depend on the device, so a prediction for many devices and MIG slices forms them once and only times
-// them per device: roofline_latency(plan_kernels(...), device, ...) equals the call above.
+// them per device: roofline_latency(plan_kernels(...), device, ...) equals the call above. A plan points
+// into the model's nodes, so it must not outlive the model.
 struct PlannedKernel {
-  KernelTime t;                 // name, op_type, class, flops, bytes; times are filled per device
+  const Node* first = nullptr;  // the node that opened the kernel: its name and op type label it
+  OpClass cls = OpClass::Other;
+  double flops = 0, bytes = 0;
   double gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_batch = 1;
   bool gemm_like = false;
   bool conv = false;
