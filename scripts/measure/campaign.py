@@ -79,6 +79,63 @@ def measure(model_path, batch, seq, threads):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def done_configs(csv_path, machine_id, key):
+    """Configurations already measured without drift on this machine (resume skips them)."""
+    done = set()
+    if os.path.exists(csv_path):
+        with open(csv_path) as f:
+            for row in csv.DictReader(f):
+                if row["machine_id"] == machine_id and row["drift"] == "0":
+                    done.add(key(row))
+    return done
+
+
+def run_piece(todo, measure_one, make_row, reference, csv_path, fields, deadline, check_every, drift_limit):
+    """Measures `todo` in order until the deadline, appending rows to csv_path. The reference is timed at
+    the start and after every `check_every` rows; the rows since the last check are written with the
+    ratio and marked drift=1 when it moved more than drift_limit. A configuration the runtime cannot run
+    is reported and skipped, never retried forever."""
+    new_file = not os.path.exists(csv_path)
+    base = reference()
+    pending = []
+    with open(csv_path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        if new_file:
+            w.writeheader()
+
+        def flush(ratio):
+            drift = abs(ratio - 1) > drift_limit
+            for row in pending:
+                row["reference_ratio"] = round(ratio, 4)
+                row["drift"] = int(drift)
+                w.writerow(row)
+            f.flush()
+            pending.clear()
+            if drift:
+                print("drift: the rows above are marked drift=1", flush=True)
+
+        for config in todo:
+            if time.time() > deadline:
+                break
+            try:
+                r = measure_one(config)
+            except Exception as e:
+                print(f"skip {config}: {e}", flush=True)
+                continue
+            row = make_row(config, r)
+            row.update({"timestamp": datetime.datetime.now().isoformat(timespec="seconds"), "runs": r["runs"],
+                        "median_ms": round(r["median_ms"], 4), "p10_ms": round(r["p10_ms"], 4),
+                        "p90_ms": round(r["p90_ms"], 4), "min_ms": round(r["min_ms"], 4),
+                        "spread": round(r["spread"], 4), "ort_version": r["ort_version"],
+                        "load_1m": round(os.getloadavg()[0], 2), "reference_ratio": "", "drift": ""})
+            pending.append(row)
+            print(f"{' '.join(str(c) for c in config):40s} {r['median_ms']:9.2f} ms spread {r['spread']:.3f}", flush=True)
+            if len(pending) >= check_every:
+                flush(reference() / base)
+        if pending:
+            flush(reference() / base)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--max-minutes", type=float, default=30)
@@ -96,15 +153,10 @@ def main():
     with open(os.path.join(OUT_DIR, "machine.json"), "w") as f:
         json.dump(desc, f, indent=1, sort_keys=True)
         f.write("\n")
-    done = set()
-    if os.path.exists(CSV):
-        with open(CSV) as f:
-            for row in csv.DictReader(f):
-                if row["machine_id"] == desc["machine_id"] and row["drift"] == "0":
-                    done.add((row["model"], int(row["batch"]), int(row["sequence"]), int(row["threads"])))
+    done = done_configs(CSV, desc["machine_id"],
+                        lambda row: (row["model"], int(row["batch"]), int(row["sequence"]), int(row["threads"])))
     todo = [c for c in configs(manifest, set(filter(None, args.models.split(",")))) if c not in done]
     print(f"{len(done)} configurations done on {desc['machine_id']}, {len(todo)} to go", flush=True)
-    deadline = time.time() + args.max_minutes * 60
     tmp = tempfile.mkdtemp(prefix="perfcard-measure-")
     materialized = {}
 
@@ -113,50 +165,15 @@ def main():
             materialized[m] = materialize(os.path.join(ZOO, f"{m}.onnx"), os.path.join(tmp, m))
         return materialized[m]
 
-    def reference():
-        return measure(path_of(REFERENCE[0]), REFERENCE[1], REFERENCE[2], REFERENCE[3])["median_ms"]
+    def make_row(config, r):
+        m, b, s, t = config
+        return {"machine_id": desc["machine_id"], "model": m, "family": manifest[m].get("family", ""), "batch": b,
+                "sequence": s, "threads": t, "peak_rss_mib": round(r["peak_rss_mib"], 1)}
 
-    new_file = not os.path.exists(CSV)
     try:
-        base = reference()
-        pending = []
-        with open(CSV, "a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=FIELDS)
-            if new_file:
-                w.writeheader()
-
-            def flush(ratio):
-                drift = abs(ratio - 1) > args.drift
-                for row in pending:
-                    row["reference_ratio"] = round(ratio, 4)
-                    row["drift"] = int(drift)
-                    w.writerow(row)
-                f.flush()
-                pending.clear()
-                return drift
-
-            for i, (m, b, s, t) in enumerate(todo):
-                if time.time() > deadline:
-                    break
-                try:
-                    r = measure(path_of(m), b, s, t)
-                except Exception as e:  # a model ORT cannot run is reported, not retried forever
-                    print(f"skip {m} b{b} s{s} t{t}: {e}", flush=True)
-                    continue
-                pending.append({"timestamp": datetime.datetime.now().isoformat(timespec="seconds"),
-                                "machine_id": desc["machine_id"], "model": m, "family": manifest[m].get("family", ""),
-                                "batch": b, "sequence": s, "threads": t, "runs": r["runs"],
-                                "median_ms": round(r["median_ms"], 4), "p10_ms": round(r["p10_ms"], 4),
-                                "p90_ms": round(r["p90_ms"], 4), "min_ms": round(r["min_ms"], 4),
-                                "spread": round(r["spread"], 4), "peak_rss_mib": round(r["peak_rss_mib"], 1),
-                                "ort_version": r["ort_version"], "load_1m": round(os.getloadavg()[0], 2),
-                                "reference_ratio": "", "drift": ""})
-                print(f"{m:24s} b{b:<3d} s{s:<4d} t{t} {r['median_ms']:9.2f} ms spread {r['spread']:.3f}", flush=True)
-                if len(pending) >= args.check_every:
-                    if flush(reference() / base):
-                        print("drift: the rows above are marked drift=1", flush=True)
-            if pending:
-                flush(reference() / base)
+        run_piece(todo, lambda c: measure(path_of(c[0]), *c[1:]), make_row,
+                  lambda: measure(path_of(REFERENCE[0]), *REFERENCE[1:])["median_ms"], CSV, FIELDS,
+                  time.time() + args.max_minutes * 60, args.check_every, args.drift)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -17,8 +17,6 @@ the same wasm kernels run in both, and what drifts is the machine.
         [--csv /tmp/trial.csv]
 """
 import argparse
-import csv
-import datetime
 import json
 import os
 import shutil
@@ -31,7 +29,8 @@ import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import campaign  # noqa: E402  (constants, machine description, configuration order, materialize)
+import campaign  # noqa: E402  (constants, machine description, configuration order, materialize, the piece loop)
+from campaign import run_piece  # noqa: E402
 
 CSV = os.path.join(campaign.OUT_DIR, "web_ort_wasm.csv")
 FIELDS = campaign.FIELDS[:3] + ["env"] + campaign.FIELDS[3:]
@@ -100,15 +99,10 @@ def main():
     with open(os.path.join(out_dir, "machine_web.json"), "w") as f:
         json.dump(desc, f, indent=1, sort_keys=True)
         f.write("\n")
-    done = set()
-    if os.path.exists(args.csv):
-        with open(args.csv) as f:
-            for row in csv.DictReader(f):
-                if row["machine_id"] == desc["machine_id"] and row["drift"] == "0":
-                    done.add((row["model"], int(row["batch"]), int(row["sequence"]), row["env"]))
+    done = campaign.done_configs(args.csv, desc["machine_id"],
+                                 lambda row: (row["model"], int(row["batch"]), int(row["sequence"]), row["env"]))
     todo = [c for c in configs(manifest, set(filter(None, args.models.split(","))), envs) if c not in done]
     print(f"{len(done)} configurations done on {desc['machine_id']}, {len(todo)} to go", flush=True)
-    deadline = time.time() + args.max_minutes * 60
     tmp = tempfile.mkdtemp(prefix="perfcard-measure-web-")
     materialized = {}
 
@@ -117,52 +111,17 @@ def main():
             materialized[m] = campaign.materialize(os.path.join(campaign.ZOO, f"{m}.onnx"), os.path.join(tmp, m))
         return materialized[m]
 
-    def reference():
-        return measure(path_of(campaign.REFERENCE[0]), campaign.REFERENCE[1], campaign.REFERENCE[2], "node")["median_ms"]
+    def make_row(config, r):
+        m, b, s, env = config
+        rss = r.get("peak_rss_mib")  # null in Chromium: the renderer's memory is not visible from the driver
+        return {"machine_id": desc["machine_id"], "model": m, "env": env, "family": manifest[m].get("family", ""),
+                "batch": b, "sequence": s, "threads": 1, "peak_rss_mib": "" if rss is None else round(rss, 1)}
 
-    new_file = not os.path.exists(args.csv)
     try:
-        base = reference()
-        pending = []
-        with open(args.csv, "a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=FIELDS)
-            if new_file:
-                w.writeheader()
-
-            def flush(ratio):
-                drift = abs(ratio - 1) > args.drift
-                for row in pending:
-                    row["reference_ratio"] = round(ratio, 4)
-                    row["drift"] = int(drift)
-                    w.writerow(row)
-                f.flush()
-                pending.clear()
-                return drift
-
-            for m, b, s, env in todo:
-                if time.time() > deadline:
-                    break
-                try:
-                    r = measure(path_of(m), b, s, env)
-                except Exception as e:  # a model ORT-web cannot run is reported, not retried forever
-                    print(f"skip {m} b{b} s{s} {env}: {e}", flush=True)
-                    continue
-                rss = r.get("peak_rss_mib")
-                pending.append({"timestamp": datetime.datetime.now().isoformat(timespec="seconds"),
-                                "machine_id": desc["machine_id"], "model": m, "env": env,
-                                "family": manifest[m].get("family", ""), "batch": b, "sequence": s, "threads": 1,
-                                "runs": r["runs"], "median_ms": round(r["median_ms"], 4),
-                                "p10_ms": round(r["p10_ms"], 4), "p90_ms": round(r["p90_ms"], 4),
-                                "min_ms": round(r["min_ms"], 4), "spread": round(r["spread"], 4),
-                                "peak_rss_mib": "" if rss is None else round(rss, 1), "ort_version": r["ort_version"],
-                                "load_1m": round(os.getloadavg()[0], 2), "reference_ratio": "", "drift": ""})
-                print(f"{m:24s} b{b:<3d} s{s:<4d} {env:8s} {r['median_ms']:9.2f} ms spread {r['spread']:.3f}",
-                      flush=True)
-                if len(pending) >= args.check_every:
-                    if flush(reference() / base):
-                        print("drift: the rows above are marked drift=1", flush=True)
-            if pending:
-                flush(reference() / base)
+        run_piece(todo, lambda c: measure(path_of(c[0]), *c[1:]), make_row,
+                  lambda: measure(path_of(campaign.REFERENCE[0]), campaign.REFERENCE[1], campaign.REFERENCE[2],
+                                  "node")["median_ms"],
+                  args.csv, FIELDS, time.time() + args.max_minutes * 60, args.check_every, args.drift)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
