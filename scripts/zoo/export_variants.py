@@ -358,7 +358,7 @@ def plan() -> list[dict]:
             for wm in (0.5, 0.75, 1.0, 1.4):
                 v(f"mobilenet_v2_t{t}_d{dm}_w{wm}", "mobilenet_v2", "mobilenet_v2_ir",
                   {"builder": "MobileNetV2", "width_mult": wm, "inverted_residual_setting": setting},
-                  0.6 * dm, [160, 192, 224])
+                  0.6 * dm, [128, 160, 192, 224, 256, 288])
     for arch in ("mobilenet_v3_small", "mobilenet_v3_large"):
         for wm in (0.35, 0.5, 0.6, 0.75, 0.85, 1.0, 1.1, 1.25, 1.4, 1.5):
             v(f"{arch}_w{wm}", "mobilenet_v3", arch, {"builder": "MobileNetV3", "arch": arch, "width_mult": wm},
@@ -392,7 +392,7 @@ def plan() -> list[dict]:
         fam = "regnet_y" if se else "regnet_x"
         v(f"{fam}_d{d}_w{w0}_a{wa}_m{wm}_g{gw}", fam, "regnet_space",
           {"builder": "RegNet", "depth": d, "w_0": w0, "w_a": wa, "w_m": wm, "group_width": gw, "se_ratio": se},
-          d / 16, [224])
+          d / 16, [160, 224] if d <= 16 else [224])
 
     # ConvNeXt: stage widths (C, 2C, 4C, 8C) with C in 40..192, stage depths of the T/S variants and
     # smaller ones (ConvNeXt atto..nano use 2-2-6-2 / 2-2-8-2).
