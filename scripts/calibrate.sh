@@ -3,10 +3,11 @@
 #   stage A/B  kernels (NeuSight) and max achievable matmul (stas00)  -> scripts/calibrate_roofline.py
 #   stage C    whole models (timm eager)                              -> scripts/calibrate_models.py
 #   stage D    power exponent (ML.ENERGY vLLM decoding)               -> scripts/calibrate_power.py
+#   stage E    CPU family for onnxruntime (our data/measured rows)     -> scripts/calibrate_cpu.py
 #   report     held-out accuracy (latency, power, energy) -> docs/accuracy.md, per-family uncertainty
 #              -> weights/roofline.json
 # Needs ../shared/data/public, the model zoo (scripts/zoo/export_torchvision.py, scripts/zoo/transformers.py)
-# and a native build.
+# and a native build (PERFCARD=path/to/perfcard runs the stages with another build's CLI).
 # Then rebuild (scripts/build.sh) so the CLI and the wasm module embed the new constants.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,4 +16,5 @@ bash scripts/build.sh --native-only >/dev/null
 /usr/bin/python3 scripts/calibrate_models.py
 /usr/bin/python3 scripts/zoo/transformers.py --only "$(/usr/bin/python3 scripts/zoo/transformers.py --mlenergy-ids)" >/dev/null
 /usr/bin/python3 scripts/calibrate_power.py
+/usr/bin/python3 scripts/calibrate_cpu.py
 /usr/bin/python3 scripts/evaluate_roofline.py

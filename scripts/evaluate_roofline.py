@@ -28,6 +28,7 @@ from roofline.kernels import NEUSIGHT_DEVICES, gemm_queries, load_neusight  # no
 from roofline.perfcard_eval import refresh_manifest, run_queries  # noqa: E402
 from roofline.whole_models import dle_rows, queries as model_queries, timm_rows  # noqa: E402
 from roofline import energy  # noqa: E402
+from roofline.cpu_rows import help_queries, help_rows, ort_queries, ort_rows  # noqa: E402
 
 CONSTANTS = os.path.join(ROOT, "weights", "roofline.json")
 DOC = os.path.join(ROOT, "docs", "accuracy.md")
@@ -94,6 +95,42 @@ def energy_section(constants):
     return lines, out
 
 
+def cpu_section(constants):
+    """Our onnxruntime-node rows (stage E's split) in the main table, and HELP's PyTorch-on-CPU rows apart."""
+    rows = []
+    ort, _ = ort_rows()
+    for split, label in (("test", "held-out families"), ("train", "in-sample (fitted)")):
+        part = ort[ort.split == split]
+        if len(part):
+            part = part.assign(prec="fp32", thr=part.threads.map(lambda t: f"fp32, {t} thread" + ("s" if t > 1 else "")))
+            r, _ = evaluate(part, ort_queries(part), ["device_id", "thr"], "onnxruntime-node CPU (ours)", label, constants)
+            rows += [dict(x, precision=x.pop("thr")) for x in r]
+    hr = help_rows(sample=2000, seed=0)
+    help_table = []
+    if len(hr):
+        r, _ = evaluate(hr, help_queries(hr), ["help_device", "device_id"], "HELP NAS-Bench-201 (PyTorch CPU)",
+                        "never fitted", constants)
+        help_table = r
+    lines = ["## CPUs", "",
+             "The `cpu` family's constants are fitted by `scripts/calibrate_cpu.py` (stage E) on our own",
+             "onnxruntime-node measurements of the build VM (`data/measured/cpu_ort_node.csv`, drift-free rows,",
+             "split by model family; rows above). Each row is predicted with its own thread count (`threads` in",
+             "the query, `--threads` on the CLI): one thread = one core of the catalog entry, compute and bandwidth",
+             "scaled by the share of cores. Stage E's provenance (below) lists the fitted values and the split.", "",
+             "HELP's NAS-Bench-201 latencies on Xeons and a Raspberry Pi 4 (`help_latency_long.csv.gz`; a seeded",
+             f"sample of {hr.arch_index.nunique() if len(hr) else 0} cells, batch 1) were measured with **PyTorch on CPU**,",
+             "not ONNX Runtime. PerfCard predicts them with its only CPU runtime, `onnxruntime` (graph fusion, no",
+             "per-op framework overhead), on every core (HELP does not state a thread count). Never fitted on: the",
+             "rows say how far an onnxruntime prediction is from a PyTorch-eager CPU measurement, not how accurate",
+             "the onnxruntime model is.", "",
+             "| HELP device | predicted as | runtime assumed | rows | MAPE | median APE | Kendall tau |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for x in help_table:
+        lines.append(f"| {x['help_device']} | {x['device_id']} | onnxruntime, all cores | {x['rows']} | {x['mape']:.1%} | "
+                     f"{x['median_ape']:.1%} | {x['kendall_tau']:.2f} |")
+    return rows, lines + [""]
+
+
 def main():
     rows = []
     with open(CONSTANTS) as f:
@@ -118,6 +155,8 @@ def main():
         r, _ = evaluate(dle, model_queries(dle), ["device_id", "prec"], "DLE eager PyTorch ResNet-50 batch 1-256",
                         "never fitted", constants)
         rows += [dict(x, precision=x.pop("prec")) for x in r]
+    cpu_rows, cpu_lines = cpu_section(constants)
+    rows += cpu_rows
     table = pd.DataFrame(rows)
     energy_lines, _ = energy_section(constants)
 
@@ -126,8 +165,9 @@ def main():
         doc = json.load(f)
     acc = {}
     for fam in doc["families"]:
-        devs = [d for d, f in FAMILY.items() if f == fam]
-        for source in ("timm eager inference", "DLE eager PyTorch ResNet-50 batch 1-256", "NeuSight GEMM kernels"):
+        devs = [d for d, f in FAMILY.items() if f == fam] + (sorted(set(table.device_id[table.source == "onnxruntime-node CPU (ours)"])) if fam == "cpu" else [])
+        for source in ("timm eager inference", "DLE eager PyTorch ResNet-50 batch 1-256", "NeuSight GEMM kernels",
+                       "onnxruntime-node CPU (ours)"):
             sel = table[(table.source == source) & table.device_id.isin(devs) & ~table.split.str.startswith("in-sample")]
             if len(sel) and sel.rows.sum() >= 5:
                 mape = float((sel.mape * sel.rows).sum() / sel.rows.sum())
@@ -166,8 +206,8 @@ def main():
               "- ML.ENERGY: multi-GPU (tensor/expert parallel), MoE, hybrid-Mamba and multimodal rows, and the",
               "  legacy v1 table (HF runtime, no batch size or power); see the energy section.",
               "- MLPerf: TensorRT-optimised submissions, a different runtime from PyTorch eager.",
-              "- CPUs: no CPU constants are fitted until our own onnxruntime measurements exist (issue 4).", "",
-              ""] + energy_lines + [
+              "- CPUs: only the build VM is measured with onnxruntime; other catalog CPUs use its constants.", "",
+              ""] + cpu_lines + energy_lines + [
               "## Calibration provenance", "", "```json", json.dumps(prov, indent=1, sort_keys=True), "```", "",
               "Power model (`weights/roofline.json` \"power\"):", "", "```json",
               json.dumps(doc["power"], indent=1, sort_keys=True), "```", ""]

@@ -118,13 +118,17 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       p.device_name = d->name;
       p.batch = samples;
       p.runtime = d->is_gpu() ? opt.gpu_runtime : opt.cpu_runtime;
+      if (!d->is_gpu()) {
+        int cores = d->cores.present ? int(d->cores.value) : 0;
+        p.threads = opt.cpu_threads > 0 && cores > 0 ? std::min(opt.cpu_threads, cores) : cores;
+      }
       p.precision_requested = opt.precision.value_or(d->is_gpu() ? Precision::FP16 : Precision::FP32);
       p.precision_used = usable_precision(*d, p.precision_requested);
       if (p.precision_used != p.precision_requested)
         p.warnings.push_back(std::string(precision_name(p.precision_requested)) + " is not supported by " + d->id +
                              "; predicted at " + std::string(precision_name(p.precision_used)));
       const KernelPlan* plan = plan_for(p.runtime, p.precision_used);
-      PredictorInput in{model, a, *d, p.precision_used, p.runtime, 1, 1, opt.keep_kernels, plan};
+      PredictorInput in{model, a, *d, p.precision_used, p.runtime, 1, 1, opt.keep_kernels, plan, d->is_gpu() ? 0 : opt.cpu_threads};
       PredictorOutput out = predictor.predict(in);
       p.latency_ms = out.latency_ms;
       if (opt.mode == Mode::Training) {
@@ -206,6 +210,7 @@ nlohmann::json predict_to_json(const PredictResult& r) {
     row["precision"] = std::string(precision_name(p.precision_used));
     row["precision_requested"] = std::string(precision_name(p.precision_requested));
     row["runtime"] = p.runtime;
+    row["threads"] = p.device_id.empty() || p.threads == 0 ? json(nullptr) : json(p.threads);
     row["latency_ms"] = p.latency_ms;
     row["throughput_per_s"] = p.throughput_per_s;
     row["uncertainty"] = p.uncertainty;

@@ -9,6 +9,7 @@ PredictorOutput RooflinePredictor::predict(const PredictorInput& in) const {
   o.compute_scale = in.compute_scale;
   o.bandwidth_scale = in.bandwidth_scale;
   o.keep_kernels = in.keep_kernels;
+  o.threads = in.threads;
   RooflineResult r = in.plan && in.plan->runtime == o.runtime && in.plan->precision == o.precision
                         ? roofline_latency(*in.plan, in.device, c_, o)
                         : roofline_latency(in.model, in.analysis, in.device, c_, o);

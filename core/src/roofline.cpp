@@ -54,6 +54,11 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
     fc.k_half = num(f, "k_half", w);
     fc.tile = num(f, "tile", w);
     fc.launch_us = num(f, "launch_us", w);
+    // Optional, so that constants written before the L2 term stay readable (format 1.x).
+    if (f.contains("l2_bw_ratio")) fc.l2_bw_ratio = num(f, "l2_bw_ratio", w);
+    if (f.contains("clock_ratio")) fc.clock_ratio = num(f, "clock_ratio", w);
+    if (fc.clock_ratio <= 0) throw Error("roofline constants: '" + w + ".clock_ratio' must be > 0");
+    if (fc.l2_bw_ratio < 1) throw Error("roofline constants: '" + w + ".l2_bw_ratio' must be >= 1 (L2 is not slower than DRAM)");
     for (double e : {fc.gemm_eff_tensor, fc.gemm_eff_fp32, fc.conv_eff_tensor, fc.conv_eff_fp32, fc.vector_eff, fc.mem_eff})
       if (e <= 0 || e > 1) throw Error("roofline constants: efficiencies of '" + w + "' must lie in (0, 1]");
     c.families[name] = fc;
@@ -187,7 +192,10 @@ class Builder {
         for (int v : n.inputs) {
           if (v < 0) continue;
           if (kernel_of_value[std::size_t(v)] == target) k.p.bytes -= value_bytes(s.values[std::size_t(v)]);  // stays on chip
-          else k.p.bytes += value_bytes(s.values[std::size_t(v)]);
+          else {
+            k.p.bytes += value_bytes(s.values[std::size_t(v)]);
+            if (target > 0 && kernel_of_value[std::size_t(v)] == target - 1) k.p.reuse_bytes += value_bytes(s.values[std::size_t(v)]);
+          }
         }
         for (int v : n.outputs)
           if (v >= 0) {
@@ -202,7 +210,12 @@ class Builder {
       k.p.first = &n;
       k.p.cls = c.cls;
       k.p.flops = c.flops;
-      for (int v : n.inputs) if (v >= 0) k.p.bytes += value_bytes(s.values[std::size_t(v)]);
+      const int previous = int(kernels_.size()) - 1;
+      for (int v : n.inputs)
+        if (v >= 0) {
+          k.p.bytes += value_bytes(s.values[std::size_t(v)]);
+          if (previous >= 0 && kernel_of_value[std::size_t(v)] == previous) k.p.reuse_bytes += value_bytes(s.values[std::size_t(v)]);
+        }
       for (int v : n.outputs) if (v >= 0) k.p.bytes += value_bytes(s.values[std::size_t(v)]);
       shape_gemm(n, s, c, k);
       k.fuse_target = c.cls != OpClass::DataMovement && c.cls != OpClass::Other;
@@ -313,9 +326,19 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     r.warnings.push_back(std::to_string(plan.untimed) + " nodes have unknown shapes or no cost rule; their time is not counted");
 
   const bool cpu_runtime = rt.kind == "cpu";
-  const double sms = device.sm_count.present ? device.sm_count.value * opt.compute_scale : 0;
-  const double bw = device.memory_bandwidth_gbs.value * 1e9 * opt.bandwidth_scale;
-  const double fp32_peak = device.peak(Precision::FP32) * 1e12 * opt.compute_scale;
+  double compute_scale = opt.compute_scale, bandwidth_scale = opt.bandwidth_scale;
+  if (opt.threads < 0) throw Error("threads must be >= 0 (0: every core)");
+  if (cpu_runtime && opt.threads > 0 && device.cores.present && device.cores.value > 0) {
+    const double share = std::min(double(opt.threads), device.cores.value) / device.cores.value;
+    compute_scale *= share;
+    bandwidth_scale *= share;
+  }
+  const double sms = device.sm_count.present ? device.sm_count.value * compute_scale : 0;
+  const double bw = device.memory_bandwidth_gbs.present ? device.memory_bandwidth_gbs.value * 1e9 * bandwidth_scale : 0;
+  const bool bw_known = bw > 0;
+  if (!bw_known)
+    r.warnings.push_back("the catalog has no memory bandwidth for '" + device.id + "': memory time is not counted (compute and dispatch only)");
+  const double fp32_peak = device.peak(Precision::FP32) * 1e12 * compute_scale * fam.clock_ratio;
   // The math precision of matrix kernels depends only on (conv or not, runtime policy, device): resolved
   // once here, not per kernel (this loop runs for every device, batch and MIG slice the page shows).
   struct GemmRoof {
@@ -327,13 +350,19 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     if (p == Precision::FP32 && tf32_policy && device.supports(Precision::TF32)) p = Precision::TF32;
     if (!device.supports(p)) p = Precision::FP32;
     bool tensor = is_tensor_precision(p);
-    gemm_roof[conv] = {device.peak(p) * 1e12 * opt.compute_scale,
+    gemm_roof[conv] = {device.peak(p) * 1e12 * compute_scale * fam.clock_ratio,
                        conv ? (tensor ? fam.conv_eff_tensor : fam.conv_eff_fp32)
                             : (tensor ? fam.gemm_eff_tensor : fam.gemm_eff_fp32)};
   }
   // Reciprocals hoisted: this loop runs for every kernel x device x batch x MIG slice the page shows.
   // Divisions that feed a ceil() stay divisions, so that wave counts are exact at tile multiples.
-  const double ms_per_byte = 1e3 / (bw * fam.mem_eff), inv_bw = 1 / bw, inv_fp32_peak = 1 / fp32_peak;
+  const double ms_per_byte = bw_known ? 1e3 / (bw * fam.mem_eff) : 0, inv_bw = bw_known ? 1 / bw : 0;
+  const double inv_fp32_peak = 1 / fp32_peak;
+  // L2 term: of the bytes a kernel reads from its predecessor, the share that fits in L2 (all of them
+  // when they fit, L2/reuse otherwise) costs 1/l2_bw_ratio of a DRAM byte. Off when L2 is unknown.
+  const double l2_bytes = device.l2_mb.present ? device.l2_mb.value * 1048576.0 : 0;
+  const bool l2_on = l2_bytes > 0 && fam.l2_bw_ratio > 1;
+  const double l2_saving = l2_on ? 1 - 1 / fam.l2_bw_ratio : 0;
   const double vector_ms_per_flop = 1e3 / (fp32_peak * fam.vector_eff);
   const double launch_ms = fam.launch_us / 1e3, dispatch_ms = rt.dispatch_us / 1e3;
   double cpu_t = 0, gpu_t = 0, weighted_intensity = 0;
@@ -354,7 +383,9 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     }
     const double flops = k.flops, bytes = k.bytes;
     const double compute_ms = flops > 0 ? flops * ms_per_flop : 0;
-    const double memory_ms = bytes * ms_per_byte;
+    double dram_bytes = bytes;
+    if (l2_on && k.reuse_bytes > 0) dram_bytes -= std::min({k.reuse_bytes, l2_bytes, bytes}) * l2_saving;
+    const double memory_ms = dram_bytes * ms_per_byte;
     const double time_ms = std::max({compute_ms, memory_ms, launch_ms});
     double intensity = std::max(flops * inv_peak, bytes * inv_bw) * 1e3 / time_ms;
     weighted_intensity += std::min(1.0, intensity) * time_ms;

@@ -61,13 +61,14 @@ int usage(std::ostream& os, int code) {
         "       perfcard predict MODEL.onnx [--device ID[,ID...]|all|cpus] [--batch N[,N...]]\n"
         "                        [--precision fp32|tf32|fp16|bf16|fp8|int8] [--mode inference|training]\n"
         "                        [--dim NAME=VALUE ...] [--region CODE | --grid-g-per-kwh X] [--pue X]\n"
-        "                        [--latency-target-ms X] [--runtime NAME] [--kernels] [--json]\n"
+        "                        [--latency-target-ms X] [--runtime NAME] [--threads N] [--kernels] [--json]\n"
         "       perfcard card MODEL.onnx [predict options] [--title TEXT] --out CARD.svg   (a static SVG card)\n"
         "       perfcard eval QUERIES.jsonl [--constants FILE]   (calibration: one prediction per line)\n"
         "       perfcard devices [--json]\n"
         "\n"
         "  --dim NAME=VALUE  bind a symbolic input dim (e.g. --dim batch=8 --dim sequence=128);\n"
         "                    unbound dims default to 1 with a warning\n"
+        "  --threads N       CPUs: onnxruntime intra-op threads (default 0 = every core of the catalog entry)\n"
         "  --per-node        list every node with its shapes and costs\n"
         "  --json            print the JSON document (schemas: docs/analyze-json.md, docs/predict-json.md)\n"
         "  --devices FILE / --carbon FILE / --constants FILE  use these data files instead of the embedded ones\n";
@@ -140,6 +141,11 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
     else if (a == "--latency-target-ms") opt.latency_target_ms = parse_number(a, value(i));
     else if (a == "--runtime") opt.gpu_runtime = value(i);
     else if (a == "--cpu-runtime") opt.cpu_runtime = value(i);
+    else if (a == "--threads") {
+      double t = parse_number(a, value(i));
+      if (t < 0 || t != double(int(t))) throw perfcard::Error("--threads expects a whole number >= 0 (0: every core)");
+      opt.cpu_threads = int(t);
+    }
     else if (a == "--devices") devices_file = value(i);
     else if (a == "--carbon") carbon_file = value(i);
     else if (a == "--constants") constants_file = value(i);
@@ -220,7 +226,8 @@ int run_eval(const std::vector<std::string>& args) {
       const perfcard::Device& d = catalog.get(q.at("device").get<std::string>());
       perfcard::PredictorInput pin{*m, *a, d, perfcard::parse_precision(q.value("precision", "fp32")),
                                    q.value("runtime", d.is_gpu() ? "pytorch-eager" : "onnxruntime"),
-                                   q.value("compute_scale", 1.0), q.value("bandwidth_scale", 1.0), false};
+                                   q.value("compute_scale", 1.0), q.value("bandwidth_scale", 1.0), false, nullptr,
+                                   q.value("threads", 0)};
       auto r = predictor.predict(pin);
       out["latency_ms"] = r.latency_ms;
       out["busy_fraction"] = r.busy_fraction;

@@ -8,7 +8,8 @@ import sys
 import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILT_CLI = os.path.join(ROOT, "build", "native", "core", "perfcard")
+# $PERFCARD names another build's CLI (a private build directory while build/native is in use).
+BUILT_CLI = os.environ.get("PERFCARD") or os.path.join(ROOT, "build", "native", "core", "perfcard")
 _private_cli = None
 
 
@@ -23,15 +24,21 @@ def cli():
     return _private_cli
 
 
-def run_queries(queries, constants=None):
-    """queries: list of dicts {model, dims, device, precision, runtime, ...}; returns list of results."""
+def run_queries(queries, constants=None, devices=None):
+    """queries: list of dicts {model, dims, device, precision, runtime, threads, ...}; returns list of results.
+    constants / devices: dicts used instead of weights/roofline.json / weights/devices.json."""
     with tempfile.TemporaryDirectory() as tmp:
         qpath = os.path.join(tmp, "q.jsonl")
         with open(qpath, "w") as f:
             for q in queries:
                 f.write(json.dumps(q) + "\n")
         # The working tree's catalog, not the copy embedded at the last build.
-        cmd = [cli(), "eval", qpath, "--devices", os.path.join(ROOT, "weights", "devices.json")]
+        dpath = os.path.join(ROOT, "weights", "devices.json")
+        if devices is not None:
+            dpath = os.path.join(tmp, "devices.json")
+            with open(dpath, "w") as f:
+                json.dump(devices, f)
+        cmd = [cli(), "eval", qpath, "--devices", dpath]
         if constants is not None:
             cpath = os.path.join(tmp, "constants.json")
             with open(cpath, "w") as f:

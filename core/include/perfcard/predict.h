@@ -27,6 +27,7 @@ struct PredictOptions {
   std::optional<double> latency_target_ms;
   std::string gpu_runtime = "pytorch-eager";
   std::string cpu_runtime = "onnxruntime";
+  int cpu_threads = 0;                       // onnxruntime intra-op threads on CPUs; 0 = every core
   double mig_headroom = 0.1;                 // a profile fits when peak memory <= (1 - headroom) x its memory
   bool keep_kernels = false;                 // per-kernel times (for breakdown charts)
 };
@@ -44,6 +45,7 @@ struct MigOption {
 struct DevicePrediction {
   std::string device_id, device_name, runtime;
   std::int64_t batch = 1;
+  int threads = 0;                           // CPUs: the cores the prediction assumed busy (0 on GPUs)
   Precision precision_requested = Precision::FP16, precision_used = Precision::FP16;
   double latency_ms = 0, throughput_per_s = 0;
   MemoryBreakdown memory;

@@ -25,6 +25,7 @@ struct PredictorInput {
   // Optional: the kernels already formed for this analysis, runtime and precision (predict() forms them
   // once per batch and shares them across devices and MIG slices). A predictor may ignore it.
   const KernelPlan* plan = nullptr;
+  int threads = 0;             // CPUs: runtime worker threads, 0 = every core (see RooflineOptions)
 };
 
 struct PredictorOutput {

@@ -25,6 +25,12 @@ struct FamilyConstants {
   double k_half = 0;            // reduction length at which a GEMM reaches half its efficiency
   double tile = 0;              // output tile edge used for wave quantization (0: no wave model)
   double launch_us = 0;         // shortest kernel, GPU side
+  // Bytes a kernel reads straight after the previous kernel wrote them are still in L2 when they fit:
+  // they move at l2_bw_ratio x the DRAM roof. 1 (the default when the file omits it) turns the term off.
+  double l2_bw_ratio = 1;
+  // Sustained over catalog clock: CPU catalog peaks are derived at the base (or VM-reported) clock, while
+  // a lightly loaded core runs at boost. Multiplies every compute peak of the family; 1 when omitted.
+  double clock_ratio = 1;
 };
 
 // How a runtime turns a graph into kernels and what it costs to issue them.
@@ -93,6 +99,10 @@ struct RooflineOptions {
   std::string runtime = "pytorch-eager";
   double compute_scale = 1;     // MIG: the profile's share of compute
   double bandwidth_scale = 1;   // MIG: the profile's share of memory bandwidth
+  // CPUs: worker threads of the runtime (onnxruntime intra-op threads); 0 = every core in the catalog
+  // entry. Compute and bandwidth scale by the share of cores used (one thread cannot draw a socket's
+  // bandwidth). Ignored on GPUs.
+  int threads = 0;
   bool keep_kernels = false;
 };
 
@@ -107,6 +117,7 @@ struct PlannedKernel {
   const Node* first = nullptr;  // the node that opened the kernel: its name and op type label it
   OpClass cls = OpClass::Other;
   double flops = 0, bytes = 0;
+  double reuse_bytes = 0;       // of bytes: inputs written by the kernel just before (candidates for L2 hits)
   double gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_batch = 1;
   bool gemm_like = false;
   bool conv = false;

@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""Stage E of the roofline calibration: the "cpu" family for the onnxruntime runtime.
+
+Fits, on our own onnxruntime-node measurements of this build machine (data/measured/cpu_ort_node.csv,
+drift-free rows only; scripts/measure/ makes them), the CPU family's achievable FP32 GEMM and convolution
+efficiencies, its pointwise (vector) efficiency and onnxruntime's per-kernel dispatch cost. Each row is
+predicted with its own thread count, so one-thread rows use one core of the catalog entry. The build VM's
+catalog entry has no memory bandwidth (not visible in a VM), so the memory roof is not counted for it and
+mem_eff cannot be identified here: it keeps its starting value.
+
+Split by model family (the same hash as the GPU whole-model stage): fit on the training families, report
+MAPE / median APE / Kendall tau on the held-out ones. The stage refits on whatever rows exist, so later
+campaign pieces only need a rerun. Updates weights/roofline.json in place, with provenance.
+
+Run: /usr/bin/python3 scripts/calibrate_cpu.py   (after scripts/calibrate_roofline.py)
+"""
+import json
+import math
+import os
+import sys
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.stats import kendalltau
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from roofline.cpu_rows import machine, ort_queries, ort_rows  # noqa: E402
+from roofline.perfcard_eval import refresh_manifest, run_queries  # noqa: E402
+
+CONSTANTS = os.path.join(os.path.dirname(HERE), "weights", "roofline.json")
+DEVICES = os.path.join(os.path.dirname(HERE), "weights", "devices.json")
+# onnxruntime's CPU convolutions are im2col + the same MLAS SGEMM its MatMul/Gemm use, so one matrix
+# efficiency serves both (fitted apart, the batch-1 fully connected layers of a single family, which are
+# weight streaming, would set the GEMM figure alone).
+FITTED = ("gemm_eff_fp32", "vector_eff")
+TIED = {"conv_eff_fp32": "gemm_eff_fp32"}
+
+
+def metrics(pred, meas):
+    pred, meas = np.asarray(pred, float), np.asarray(meas, float)
+    ape = np.abs(pred / meas - 1)
+    tau = kendalltau(pred, meas).correlation if len(pred) > 2 else float("nan")
+    return {"rows": int(len(pred)), "mape": round(float(np.mean(ape)), 4),
+            "median_ape": round(float(np.median(ape)), 4), "kendall_tau": round(float(tau), 4)}
+
+
+def fitted_constants(doc, theta):
+    """theta: log(efficiency x clock ratio) per FITTED constant, log(dispatch us). Only the products reach the
+    predictor (compute time = flops / (peak x eff x clock ratio)), so they are fitted unconstrained and split
+    afterwards: the clock ratio is the smallest >= 1 that keeps every efficiency <= 1."""
+    d = json.loads(json.dumps(doc))
+    products = [math.exp(t) for t in theta[:len(FITTED)]]
+    clock = max(1.0, max(products))
+    for k, p in zip(FITTED, products):
+        d["families"]["cpu"][k] = p / clock
+    for k, src in TIED.items():
+        d["families"]["cpu"][k] = d["families"]["cpu"][src]
+    d["families"]["cpu"]["clock_ratio"] = clock
+    d["runtimes"]["onnxruntime"]["dispatch_us"] = math.exp(theta[len(FITTED)])
+    return d
+
+
+def with_bandwidth(catalog, device_id, gbs):
+    c = json.loads(json.dumps(catalog))
+    for e in c["devices"]:
+        if e["id"] == device_id:
+            e["memory_bandwidth_gbs"] = {"value": gbs, "source": "fitted by scripts/calibrate_cpu.py (stage E)"}
+    return c
+
+
+def main():
+    with open(CONSTANTS) as f:
+        doc = json.load(f)
+    with open(DEVICES) as f:
+        catalog = json.load(f)
+    m = machine()
+    entry = next(e for e in catalog["devices"] if e["id"] == m["catalog_id"])
+    # A VM does not show its memory system: when the catalog has no bandwidth for it, the stage fits an
+    # effective one (the value which, times the family's mem_eff, best explains the rows) and writes it to
+    # the catalog marked as fitted, so that GEMV-like and streaming kernels are not charged to compute.
+    bw_entry = entry.get("memory_bandwidth_gbs")
+    fit_bw = bw_entry is None or "fitted by scripts/calibrate_cpu.py" in str(bw_entry.get("source", ""))
+    rows, counts = ort_rows()
+    train, test = rows[rows.split == "train"].reset_index(drop=True), rows[rows.split == "test"].reset_index(drop=True)
+    if len(train) < 5:
+        raise SystemExit(f"only {len(train)} drift-free training rows: measure more first (scripts/measure/campaign.py)")
+    qs_train = ort_queries(train)
+    n_fit = len(FITTED) + 1 + (1 if fit_bw else 0)
+
+    def run(qs, theta):
+        cat = with_bandwidth(catalog, m["catalog_id"], math.exp(theta[-1])) if fit_bw else None
+        return run_queries(qs, fitted_constants(doc, theta), devices=cat)
+
+    def objective(theta):
+        res = run(qs_train, theta)
+        e = np.log(np.array([r["latency_ms"] for r in res]) / train.latency_ms.values)
+        return float(np.mean(e ** 2))
+
+    x0 = np.array([math.log(doc["families"]["cpu"][k]) for k in FITTED] + [math.log(5.0)] + ([math.log(20.0)] if fit_bw else []))
+    assert len(x0) == n_fit
+    # Bounds keep the simplex physical: products 0.001..3, dispatch 0.01 us..10 ms, bandwidth 1..1000 GB/s.
+    bounds = [(math.log(1e-3), math.log(3.0))] * len(FITTED) + [(math.log(0.01), math.log(1e4))] \
+        + ([(0.0, math.log(1000.0))] if fit_bw else [])
+    opt = minimize(objective, x0, method="Nelder-Mead", bounds=bounds,
+                   options={"maxiter": 800, "xatol": 1e-3, "fatol": 1e-7})
+    fitted = fitted_constants(doc, opt.x)
+    bw = math.exp(opt.x[-1]) if fit_bw else None
+
+    def score(df):
+        if not len(df):
+            return None
+        res = run(ort_queries(df), opt.x)
+        return metrics([r["latency_ms"] for r in res], df.latency_ms)
+
+    prov = json.loads(fitted["provenance"])
+    prov["cpu"] = "stage E (scripts/calibrate_cpu.py): fitted on our onnxruntime-node measurements; see stage_e"
+    prov["stage_e"] = {
+        "script": "scripts/calibrate_cpu.py",
+        "source": "data/measured/cpu_ort_node.csv (+ machine.json): onnxruntime-node " + m.get("onnxruntime_node", "?")
+                  + ", fp32, median of runs; rows with drift=1 (machine loaded) left out",
+        "machine": {"machine_id": m["machine_id"], "catalog_id": m["catalog_id"], "cpus": m.get("cpus")},
+        "rows": counts,
+        "threads_in_rows": sorted(int(t) for t in rows.threads.unique()),
+        "batches_in_rows": sorted(int(b) for b in rows.batch.unique()),
+        "split": "by model family (sha1 hash, as stage C): fitted on the training families, scored on the others",
+        "train_rows": int(len(train)),
+        "train_families": sorted(train.family.unique().tolist()),
+        "held_out_families": sorted(test.family.unique().tolist()),
+        "fitted": {k: round(fitted["families"]["cpu"][k], 4) for k in FITTED + tuple(TIED) + ("clock_ratio",)}
+                  | {"onnxruntime_dispatch_us": round(fitted["runtimes"]["onnxruntime"]["dispatch_us"], 3)}
+                  | ({"build_vm_memory_bandwidth_gbs": round(bw, 2)} if fit_bw else {}),
+        "tied": {k: "= " + v + " (im2col + MLAS SGEMM)" for k, v in TIED.items()},
+        "identification": "compute enters only as efficiency x clock_ratio; clock_ratio is the smallest value >= 1 "
+                          "keeping every efficiency <= 1 (one core runs above the catalog's VM-reported clock)",
+        "not_fitted": "mem_eff, k_half, tile, l2_bw_ratio (starting values); the build VM's bandwidth is fitted "
+                      "instead of mem_eff" if fit_bw else "mem_eff, k_half, tile, l2_bw_ratio (starting values)",
+        "train_rmse_log": round(math.sqrt(opt.fun), 4),
+        "in_sample": score(train),
+        "held_out": score(test),
+    }
+    fitted["provenance"] = json.dumps(prov, sort_keys=True)
+    with open(CONSTANTS, "w") as f:
+        json.dump(fitted, f, indent=1, sort_keys=True)
+        f.write("\n")
+    if fit_bw:
+        write_fitted_bandwidth(m["catalog_id"], bw, prov["stage_e"])
+    print(json.dumps(prov["stage_e"], indent=1))
+    refresh_manifest()
+
+
+def write_fitted_bandwidth(device_id, gbs, stage):
+    """Edits only this entry's memory_bandwidth_gbs in weights/devices.json, keeping the file's layout."""
+    with open(DEVICES) as f:
+        catalog = json.load(f)
+    for e in catalog["devices"]:
+        if e["id"] == device_id:
+            e["memory_bandwidth_gbs"] = {
+                "value": round(gbs, 2), "uncertain": True,
+                "source": "fitted by scripts/calibrate_cpu.py (stage E), not measured directly: the whole-VM DRAM "
+                          f"bandwidth which, times the cpu family's mem_eff and the predictor's linear thread share, "
+                          f"best explains the {stage['train_rows']} drift-free onnxruntime-node rows of "
+                          f"the training families ({', '.join(stage['train_families'])}) "
+                          "(data/measured/cpu_ort_node.csv); a VM does not show its memory system"}
+    with open(DEVICES, "w") as f:
+        json.dump(catalog, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""CPU latency rows matched to zoo graphs, as `perfcard eval` queries.
+
+Two sources:
+  ours  data/measured/cpu_ort_node.csv (onnxruntime-node on this build machine; machine.json names its
+        catalog entry). Only drift=0 rows (taken while the machine was quiet) are used; the thread count
+        of each row goes into its query, so a 1-thread row is predicted on one core.
+  HELP  help_latency_long.csv.gz, NAS-Bench-201 cells on Xeons and a Raspberry Pi 4, measured with
+        PyTorch on CPU (not onnxruntime), thread count not stated: predicted with every core.
+"""
+import gzip
+import csv
+import json
+import os
+import random
+
+import pandas as pd
+
+from roofline.whole_models import family_split
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MEASURED = os.path.join(ROOT, "data", "measured")
+ZOO = os.path.join(ROOT, "scripts", "zoo", "out")
+HELP_CSV = os.path.join(ROOT, "..", "shared", "data", "public", "help_latency_long.csv.gz")
+NB201_MANIFEST = os.path.join(ROOT, "scripts", "zoo", "manifests", "nasbench201.jsonl")
+HELP_CPUS = {"gold_6226": "cpu-intel-xeon-gold-6226", "gold_6240": "cpu-intel-xeon-gold-6240",
+             "silver_4114": "cpu-intel-xeon-silver-4114", "silver_4210r": "cpu-intel-xeon-silver-4210r",
+             "raspi4": "cpu-broadcom-bcm2711-raspberry-pi-4"}
+
+
+def machine():
+    with open(os.path.join(MEASURED, "machine.json")) as f:
+        return json.load(f)
+
+
+def ort_rows():
+    """Drift-free rows of our onnxruntime-node campaign on this machine whose graph is in the zoo."""
+    m = machine()
+    df = pd.read_csv(os.path.join(MEASURED, "cpu_ort_node.csv"))
+    counts = {"all": int(len(df))}
+    df = df[(df.drift == 0) & (df.machine_id == m["machine_id"])].copy()
+    counts["drift_free_this_machine"] = int(len(df))
+    df["graph"] = df.model.map(lambda z: os.path.join(ZOO, f"{z}.onnx"))
+    df = df[df.graph.map(os.path.exists)].copy()
+    counts["with_zoo_graph"] = int(len(df))
+    df["device_id"] = m["catalog_id"]
+    df["latency_ms"] = df.median_ms
+    df["split"] = df.family.map(family_split)
+    return df.reset_index(drop=True), counts
+
+
+def ort_queries(df):
+    qs = []
+    for g, b, s, t, d in zip(df.graph, df.batch, df.sequence, df.threads, df.device_id):
+        dims = {"batch": int(b)}
+        if int(s) > 0:
+            dims["sequence"] = int(s)
+        qs.append({"model": g, "dims": dims, "device": d, "precision": "fp32", "runtime": "onnxruntime",
+                   "threads": int(t)})
+    return qs
+
+
+def help_rows(sample=2000, seed=0):
+    """HELP's NB201 CPU latencies for a seeded sample of cells that have a zoo graph."""
+    files = {}
+    with open(NB201_MANIFEST) as f:
+        for line in f:
+            e = json.loads(line)
+            path = os.path.join(ZOO, e["file"])
+            if os.path.exists(path):
+                files[int(e["config"]["arch_index"])] = path
+    cells = set(random.Random(seed).sample(sorted(files), min(sample, len(files))))
+    rows = []
+    with gzip.open(HELP_CSV, "rt", newline="") as f:
+        for r in csv.DictReader(f):
+            if r["search_space"] == "nasbench201" and r["device_batch"] in HELP_CPUS and int(r["arch_index"]) in cells:
+                i = int(r["arch_index"])
+                rows.append({"help_device": r["device_batch"], "device_id": HELP_CPUS[r["device_batch"]],
+                             "arch_index": i, "graph": files[i], "latency_ms": float(r["latency_ms"])})
+    return pd.DataFrame(rows)
+
+
+def help_queries(df):
+    return [{"model": g, "dims": {"batch": 1}, "device": d, "precision": "fp32", "runtime": "onnxruntime", "threads": 0}
+            for g, d in zip(df.graph, df.device_id)]

@@ -1,0 +1,105 @@
+// The roofline's L2 term and CPU thread count, with constants written here: a producer/consumer pair of
+// memory-bound kernels, so every expectation follows from the term's definition.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "model_builder.h"
+#include "perfcard/analysis.h"
+#include "perfcard/onnx_loader.h"
+#include "perfcard/roofline.h"
+
+using perfcard::test::ModelBuilder;
+
+namespace {
+
+// l2: "" leaves the field out (unknown), else its value in MB.
+perfcard::Device gpu(const std::string& l2) {
+  std::string text = R"({"schema_version": 1, "devices": [{"id": "g", "name": "G", "kind": "gpu", "arch": "Ada test",
+    "peak_tflops": {"fp32": 100, "fp16": 400}, "sm_count": 100, "memory_gb": 24, "memory_bandwidth_gbs": 1000)" +
+                     (l2.empty() ? std::string() : ", \"l2_mb\": " + l2) + "}]}";
+  return perfcard::DeviceCatalog::parse(text).devices().front();
+}
+
+perfcard::Device cpu(double cores) {
+  std::string text = R"({"schema_version": 1, "devices": [{"id": "c", "name": "C", "kind": "cpu", "arch": "x86",
+    "peak_fp32_gflops": 1000, "memory_bandwidth_gbs": 100, "cores": )" + std::to_string(cores) + "}]}";
+  return perfcard::DeviceCatalog::parse(text).devices().front();
+}
+
+perfcard::RooflineConstants constants(double l2_ratio) {
+  std::string fam = R"({"gemm_eff_tensor": 1, "gemm_eff_fp32": 1, "conv_eff_tensor": 1, "conv_eff_fp32": 1,
+      "vector_eff": 1, "mem_eff": 1, "k_half": 0, "tile": 0, "launch_us": 0, "l2_bw_ratio": )" + std::to_string(l2_ratio) + "}";
+  return perfcard::RooflineConstants::parse(R"({"format_version": "1.0", "version": "t",
+    "arch_family": {"Ada": "ada", "cpu": "cpu"}, "families": {"ada": )" + fam + R"(, "cpu": )" + fam + R"(},
+    "runtimes": {"kernel": {"kind": "gpu", "dispatch_us": 0, "context_mb": 0, "workspace_mb": 0, "allocator_overhead": 0},
+                 "onnxruntime": {"kind": "cpu", "dispatch_us": 0, "context_mb": 0, "workspace_mb": 0, "allocator_overhead": 0}}})");
+}
+
+// x -> Relu -> y -> Sigmoid -> z, [batch, 1024] fp32: the Sigmoid reads what the Relu just wrote.
+struct Chain {
+  std::vector<std::uint8_t> bytes;
+  perfcard::Model model;
+  perfcard::Analysis analysis;
+  explicit Chain(std::int64_t batch)
+      : bytes([] {
+          ModelBuilder b;
+          b.input("x", 1, {std::string("batch"), std::int64_t(1024)});
+          b.node("Relu", {"x"}, {"y"});
+          b.node("Sigmoid", {"y"}, {"z"});
+          b.output("z");
+          return b.bytes();
+        }()),
+        model(perfcard::load_model(bytes)),
+        analysis([&] {
+          perfcard::AnalyzeOptions o;
+          o.dims.values["batch"] = batch;
+          return perfcard::analyze(model, o);
+        }()) {}
+  double latency(const perfcard::Device& d, const perfcard::RooflineConstants& c, const char* runtime = "kernel",
+                 int threads = 0) const {
+    perfcard::RooflineOptions o;
+    o.precision = perfcard::Precision::FP32;
+    o.runtime = runtime;
+    o.threads = threads;
+    return perfcard::roofline_latency(model, analysis, d, c, o).latency_ms;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("L2 term: reused bytes that fit in L2 are cheaper, monotone in L2 size, off when L2 is unknown") {
+  Chain chain(16384);  // y is 64 MiB: partly cached for small L2, wholly above 64 MiB
+  const auto c_on = constants(4), c_off = constants(1);
+  const double tensor = 16384.0 * 1024 * 4;
+  const double base = chain.latency(gpu(""), c_on);
+  // Two kernels, each reads and writes one tensor at 1000 GB/s.
+  CHECK(base == Approx(4 * tensor / 1e12 * 1e3));
+  CHECK(chain.latency(gpu("72"), c_off) == Approx(base));  // ratio 1: no term
+  double prev = base;
+  for (const char* l2 : {"1", "8", "32", "64", "72", "256"}) {
+    double t = chain.latency(gpu(l2), c_on);
+    CHECK(t <= prev);
+    prev = t;
+  }
+  CHECK(chain.latency(gpu("8"), c_on) < base);
+  // Fully cached: the Sigmoid's read costs a quarter of a DRAM read.
+  CHECK(chain.latency(gpu("256"), c_on) == Approx((3 + 0.25) * tensor / 1e12 * 1e3));
+  CHECK(chain.latency(gpu("72"), c_on) == Approx(chain.latency(gpu("256"), c_on)));
+  // A larger ratio never slows a kernel down.
+  CHECK(chain.latency(gpu("32"), constants(8)) <= chain.latency(gpu("32"), c_on));
+}
+
+TEST_CASE("L2 ratio below 1 is rejected") {
+  CHECK_THROWS(constants(0.5));
+}
+
+TEST_CASE("CPU threads: one of four cores gets a quarter of compute and bandwidth; 0 means every core") {
+  Chain chain(4096);
+  const auto c = constants(1);
+  const double all = chain.latency(cpu(4), c, "onnxruntime", 0);
+  CHECK(chain.latency(cpu(4), c, "onnxruntime", 4) == Approx(all));
+  CHECK(chain.latency(cpu(4), c, "onnxruntime", 1) == Approx(4 * all));
+  CHECK(chain.latency(cpu(4), c, "onnxruntime", 64) == Approx(all));  // more threads than cores: every core
+  CHECK_THROWS(chain.latency(cpu(4), c, "onnxruntime", -1));
+}
