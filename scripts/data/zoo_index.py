@@ -2,8 +2,9 @@
 
 Graphs come from the committed manifests (scripts/zoo/manifest.read_all()). The older export in
 scripts/zoo/out/*.onnx + out/manifest.json (78 torchvision models + BERT) is added as generator `zoo_v0`:
-our CPU campaign measured exactly those files, and before the new manifests land it is the only zoo there is
-(its timm names then come from the confirmed map scripts/data/timm_torchvision_map.json).
+our CPU campaign measured exactly those files. Its timm names come from the confirmed map
+scripts/data/timm_torchvision_map.json; where a manifest has a graph for the same timm name at the same image
+size (names.timm / names.timm_aliases), the manifest's graph is the one joined.
 """
 from __future__ import annotations
 
@@ -84,14 +85,15 @@ class ZooIndex:
         self.hf = defaultdict(list)     # HF id without org -> entries
         self.mlenergy = defaultdict(list)  # ML.ENERGY model id (as the zoo's names.mlenergy lists it) -> entries
         self.legacy_by_id = {e["id"]: e for e in self.legacy}
-        new_timm = {timm_base(t) for e in self.entries for t in _as_list((e.get("names") or {}).get("timm"))}
+        def timm_names(names: dict) -> list:
+            return _as_list(names.get("timm")) + _as_list(names.get("timm_aliases")) + _as_list(names.get("timm_all"))
+
         for e in self.all:
             names = e.get("names") or {}
-            timm = _as_list(names.get("timm")) + _as_list(names.get("timm_all"))
+            timm = timm_names(names)
             for t in timm:
-                # a timm name the new manifests already give a graph for does not also join the old export
-                if e["generator"] == LEGACY and timm_base(t) in new_timm:
-                    continue
+                # self.all lists the manifests before the old export: where both have a graph of one timm
+                # name at one size, the manifest's wins
                 self.timm[timm_base(t)].setdefault(image_size(e), e)
             if names.get("help_nb201_arch"):
                 self.nb201.setdefault(names["help_nb201_arch"], e)
