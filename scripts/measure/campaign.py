@@ -90,6 +90,24 @@ def done_configs(csv_path, machine_id, key):
     return done
 
 
+def print_coverage(planned, csv_path, machine_id):
+    """Drift-free rows against the plan, by (batch, threads) and by family at batch 1 / 1 thread: the
+    campaign's aim is the whole zoo at batch 1 and the main families at every batch."""
+    done = done_configs(csv_path, machine_id,
+                        lambda row: (row["model"], int(row["batch"]), int(row["sequence"]), int(row["threads"])))
+    marked = 0
+    if os.path.exists(csv_path):
+        with open(csv_path) as f:
+            marked = sum(1 for row in csv.DictReader(f) if row["machine_id"] == machine_id and row["drift"] != "0")
+    print(f"{machine_id}: {len(done & set(planned))} of {len(planned)} configurations measured drift-free "
+          f"({marked} rows marked drift=1, to be re-measured)")
+    print("batch threads  done / planned")
+    for b in (1, 4, 16):
+        for t in (1, 2):
+            plan = [c for c in planned if c[1] == b and c[3] == t]
+            print(f"{b:5d} {t:7d}  {sum(c in done for c in plan):4d} / {len(plan)}")
+
+
 def run_piece(todo, measure_one, make_row, reference, csv_path, fields, deadline, check_every, drift_limit):
     """Measures `todo` in order until the deadline, appending rows to csv_path. The reference is timed at
     the start and after every `check_every` rows; the rows since the last check are written with the
@@ -142,7 +160,12 @@ def main():
     ap.add_argument("--models", default="")
     ap.add_argument("--check-every", type=int, default=10)
     ap.add_argument("--drift", type=float, default=0.03)
+    ap.add_argument("--coverage", action="store_true", help="print what is measured (drift-free) and exit")
     args = ap.parse_args()
+    if args.coverage:
+        with open(os.path.join(ZOO, "manifest.json")) as f:
+            print_coverage(configs(json.load(f)["models"], set()), CSV, machine()["machine_id"])
+        return
     if not os.path.isdir(os.path.join(HERE, "node_modules", "onnxruntime-node")):
         subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=HERE, check=True,
                        env=dict(os.environ, ONNXRUNTIME_NODE_INSTALL_CUDA="skip"))
