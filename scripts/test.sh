@@ -5,7 +5,8 @@
 # 127.0.0.1, driven in headless Debian Chromium through playwright-core; Chromium is installed with
 # scripts/setup.sh --browser and playwright-core with npm ci when missing; only if Chromium cannot be
 # installed are they skipped, with a message), and with the native build the Python data checks
-# (scripts/data/test_*.py, unittest; they skip when ../shared/data/public is absent). Build first with
+# (scripts/data/test_*.py, unittest; they skip when ../shared/data/public is absent) and the tests of the zoo
+# generators (scripts/zoo/test_*.py). The Python checks need `scripts/setup.sh --python`. Build first with
 # scripts/build.sh. Every suite runs; the exit status says if any failed.
 #
 #   scripts/test.sh               everything
@@ -67,6 +68,9 @@ if [ "$native" = 1 ] && need build/native; then
   # the data tables' checks need the native CLI (per-op costs are compared with `perfcard analyze`)
   run "Python (scripts/data: sources, training tables)" \
     /usr/bin/python3 -m unittest scripts.data.test_sources scripts.data.test_tables
+  # the zoo generators against independent counts (torch) and published figures, through the native CLI
+  run "Python (scripts/zoo: NAS-Bench-201 cells, transformers from configs)" \
+    /usr/bin/python3 -m unittest scripts/zoo/test_nasbench201.py scripts/zoo/test_transformers.py
 fi
 if [ "$wasm" = 1 ] && need build/wasm; then
   run "ctest wasm" ctest --test-dir build/wasm --output-on-failure -j "$jobs"
