@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { timeModel } from './time_model.mjs';
+
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ORT_DIST = join(HERE, 'node_modules', 'onnxruntime-web', 'dist');
 // The plain wasm build (no WebGPU/WebNN glue) and the one wasm binary it loads.
@@ -39,48 +41,10 @@ if (!opts.external.length) {
   }
 }
 
-// Runs in node and, as text, in the page: it may use only what it is given and the globals both share.
-async function timeModel(ort, modelBytes, externalData, o) {
-  ort.env.wasm.numThreads = 1;
-  ort.env.wasm.proxy = false;
-  const session = await ort.InferenceSession.create(modelBytes, {
-    executionProviders: ['wasm'], graphOptimizationLevel: 'all', executionMode: 'sequential', externalData,
-  });
-  let seed = 12345;  // the same pseudo-random inputs as ort_run.mjs
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-  const feeds = {};
-  for (const name of session.inputNames) {
-    const meta = session.inputMetadata.find ? session.inputMetadata.find((m) => m.name === name) : null;
-    const shape = (meta?.shape ?? []).map((d, i) => {
-      if (typeof d === 'number' && d > 0) return d;
-      if (typeof d === 'string' && d in o.dims) return o.dims[d];
-      throw new Error(`input ${name} dim ${i} (${d}) is not bound: pass --dim ${d}=N`);
-    });
-    const n = shape.reduce((a, b) => a * b, 1);
-    const type = meta?.type ?? 'float32';
-    let data;
-    if (type === 'int64') data = BigInt64Array.from({ length: n }, () => BigInt(Math.floor(rand() * 100)));
-    else if (type === 'int32') data = Int32Array.from({ length: n }, () => Math.floor(rand() * 100));
-    else if (type === 'bool') data = Uint8Array.from({ length: n }, () => 1);
-    else data = Float32Array.from({ length: n }, () => rand() * 2 - 1);
-    feeds[name] = new ort.Tensor(type, data, shape);
-  }
-  for (let i = 0; i < o.warmup; i++) await session.run(feeds);
-  const times = [];
-  const start = performance.now();
-  while (times.length < o.runs || (performance.now() - start) / 1000 < o.minSeconds) {
-    const t0 = performance.now();
-    await session.run(feeds);
-    times.push(performance.now() - t0);
-    if (times.length > 10000) break;
-  }
-  await session.release();
-  times.sort((a, b) => a - b);
-  const q = (p) => times[Math.min(times.length - 1, Math.floor(p * times.length))];
-  return {
-    runs: times.length, median_ms: q(0.5), p10_ms: q(0.1), p90_ms: q(0.9), min_ms: times[0],
-    spread: (q(0.9) - q(0.1)) / q(0.5), ort_version: ort.env.versions?.web ?? null,
-  };
+// Session options of the wasm backend: one thread, no proxy worker; external weights by file name.
+function webOptions(o, externalData) {
+  return { ...o, versionKey: 'web',
+    sessionOptions: { executionProviders: ['wasm'], graphOptimizationLevel: 'all', executionMode: 'sequential', externalData } };
 }
 
 function vmhwmMiB() {
@@ -91,7 +55,9 @@ function vmhwmMiB() {
 async function inNode() {
   const ort = await import('onnxruntime-web');
   const external = opts.external.map((p) => ({ path: basename(p), data: new Uint8Array(readFileSync(p)) }));
-  const r = await timeModel(ort, new Uint8Array(readFileSync(opts.model)), external, opts);
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.proxy = false;
+  const r = await timeModel(ort, new Uint8Array(readFileSync(opts.model)), webOptions(opts, external));
   return { ...r, peak_rss_mib: vmhwmMiB(), env: 'node' };
 }
 
@@ -113,12 +79,15 @@ async function inChromium() {
       '<!doctype html><meta charset="utf-8"><title>ort-web timing</title><script type="module" src="run.mjs"></script>\n');
     writeFileSync(join(site, 'run.mjs'), `import * as ort from './ort.wasm.min.mjs';
 ort.env.wasm.wasmPaths = new URL('./', import.meta.url).href;
+ort.env.wasm.numThreads = 1;
+ort.env.wasm.proxy = false;
 ${timeModel.toString()}
+${webOptions.toString()}
 window.measure = async (o) => {
   const get = async (name) => new Uint8Array(await (await fetch(name)).arrayBuffer());
   const external = [];
   for (const name of o.externalNames) external.push({ path: name, data: await get(name) });
-  return timeModel(ort, await get(o.modelName), external, o);
+  return timeModel(ort, await get(o.modelName), webOptions(o, external));
 };
 window.measureReady = true;
 `);
