@@ -103,3 +103,29 @@ TEST_CASE("CPU threads: one of four cores gets a quarter of compute and bandwidt
   CHECK(chain.latency(cpu(4), c, "onnxruntime", 64) == Approx(all));  // more threads than cores: every core
   CHECK_THROWS(chain.latency(cpu(4), c, "onnxruntime", -1));
 }
+
+TEST_CASE("clock_ratio scales compute peaks only: a compute-bound CPU kernel takes 1/ratio the time") {
+  static std::vector<std::uint8_t> bytes = [] {
+    ModelBuilder b;
+    b.input("x", 1, {std::int64_t(512), std::int64_t(512)});
+    b.initializer("w", 1, {512, 512});
+    b.node("MatMul", {"x", "w"}, {"y"});
+    b.output("y");
+    return b.bytes();
+  }();
+  perfcard::Model m = perfcard::load_model(bytes);
+  perfcard::Analysis a = perfcard::analyze(m, {});
+  perfcard::RooflineOptions o;
+  o.precision = perfcard::Precision::FP32;
+  o.runtime = "onnxruntime";
+  auto with_clock = [&](double ratio) {
+    std::string text = R"({"format_version": "1.0", "version": "t", "arch_family": {"cpu": "cpu"}, "families": {"cpu":
+      {"gemm_eff_tensor": 1, "gemm_eff_fp32": 1, "conv_eff_tensor": 1, "conv_eff_fp32": 1, "vector_eff": 1,
+       "mem_eff": 1, "k_half": 0, "tile": 0, "launch_us": 0, "clock_ratio": )" + std::to_string(ratio) + R"(}},
+      "runtimes": {"onnxruntime": {"kind": "cpu", "dispatch_us": 0, "context_mb": 0, "workspace_mb": 0, "allocator_overhead": 0}}})";
+    return perfcard::roofline_latency(m, a, cpu(1), perfcard::RooflineConstants::parse(text), o).latency_ms;
+  };
+  // 2 x 512^3 FLOP at 1 TFLOP/s = 0.268 ms; 3 x 1 MiB at 100 GB/s = 0.031 ms: compute-bound.
+  CHECK(with_clock(1) == Approx(2.0 * 512 * 512 * 512 / 1e12 * 1e3));
+  CHECK(with_clock(2) == Approx(with_clock(1) / 2));
+}
