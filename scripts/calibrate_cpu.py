@@ -166,8 +166,10 @@ def write_fitted_bandwidth(device_id, gbs, stage):
         if e["id"] == device_id:
             e["memory_bandwidth_gbs"] = {
                 "value": round(gbs, 2), "uncertain": True,
-                "source": "fitted by scripts/calibrate_cpu.py (stage E), not measured directly: the whole-VM DRAM "
-                          f"bandwidth which, times the cpu family's mem_eff and the predictor's linear thread share, "
+                "source": "fitted by scripts/calibrate_cpu.py (stage E), not measured directly: the whole-VM "
+                          "effective bandwidth (DRAM and the 32 MiB L3 together: batch-1 activations mostly stay in "
+                          "cache, so it can exceed what DRAM alone delivers) "
+                          f"which, times the cpu family's mem_eff and the predictor's linear thread share, "
                           f"best explains the {stage['train_rows']} drift-free onnxruntime-node rows of "
                           f"the training families ({', '.join(stage['train_families'])}) "
                           "(data/measured/cpu_ort_node.csv); a VM does not show its memory system"}
