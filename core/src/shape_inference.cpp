@@ -153,14 +153,13 @@ class Inference {
   }
 
   void walk(const Graph& g, GraphShapes& gs, std::vector<const GraphShapes*> scopes) {
-    std::vector<const GraphShapes*> inner = scopes;  // the rules of this graph see its values last
-    inner.push_back(&gs);
+    scopes.push_back(&gs);  // (a copy per call) the rules of this graph see its values last
     for (int ni : g.order) {
       const Node& n = g.nodes[std::size_t(ni)];
       const OpSpec* spec = find_op(n.domain, n.op_type);
       if (spec) {
         ShapeContext ctx(model_, g, n, gs.values, gs.subgraphs[std::size_t(ni)], bind_, result_.warnings,
-                         result_.unknown_ops, inner.data(), int(inner.size()));
+                         result_.unknown_ops, scopes.data(), int(scopes.size()));
         spec->shape(ctx);
         gs.status[std::size_t(ni)] = NodeStatus::Inferred;
         // Where a rule could not tell the rank or the type (its inputs come from an op without a rule),
