@@ -6,8 +6,9 @@
 # scripts/setup.sh --browser and playwright-core with npm ci when missing; only if Chromium cannot be
 # installed are they skipped, with a message), and with the native build the Python data checks
 # (scripts/data/test_*.py, unittest; they skip when ../shared/data/public is absent) and the tests of the zoo
-# generators (scripts/zoo/test_*.py). The Python checks need `scripts/setup.sh --python`. Build first with
-# scripts/build.sh. Every suite runs; the exit status says if any failed.
+# generators (scripts/zoo/test_*.py) and of the measurement campaign's bookkeeping (scripts/measure/).
+# The Python checks need `scripts/setup.sh --python`. Build first with scripts/build.sh. Every suite
+# runs; the exit status says if any failed.
 #
 #   scripts/test.sh               everything
 #   scripts/test.sh --native-only
@@ -71,6 +72,8 @@ if [ "$native" = 1 ] && need build/native; then
   # the zoo generators against independent counts (torch) and published figures, through the native CLI
   run "Python (scripts/zoo: NAS-Bench-201 cells, transformers from configs)" \
     /usr/bin/python3 -m unittest scripts/zoo/test_nasbench201.py scripts/zoo/test_transformers.py
+  run "Python (scripts/measure: the campaign's plan, resumable CSV, drift marking)" \
+    /usr/bin/python3 -m unittest scripts/measure/test_campaign.py
 fi
 if [ "$wasm" = 1 ] && need build/wasm; then
   run "ctest wasm" ctest --test-dir build/wasm --output-on-failure -j "$jobs"

@@ -2,15 +2,18 @@
 """PerfCard's own CPU measurements: onnxruntime-node on this machine, for the zoo.
 
 Resumable: appends to data/measured/cpu_ort_node.csv and skips configurations already measured on this
-machine, so it can run in pieces over days (--max-minutes bounds one piece). Order: every model at
-batch 1 on one thread first, then the remaining batches and thread counts.
+machine, so it can run in pieces over days (--max-minutes bounds one piece). What it measures and in
+which order: configs() below (the classic exports and the transformers at batch 1 first, the NB201
+sample and the torchvision variants at batch 1: the whole zoo at batch 1; then the classic and transformer
+graphs at their other batches / sequences / threads).
 
 Drift: a reference configuration (resnet18, batch 1, 1 thread) is timed at the start of a piece and
 again every --check-every configurations; when its median moves more than --drift from the piece's
 first measurement, the rows measured since the last good check are marked drift=1. Rows also carry the
 1-minute load average seen when they were taken. Analyses use drift=0 rows only.
 
-    /usr/bin/python3 scripts/measure/campaign.py [--max-minutes 30] [--models resnet18,vit_b_16]
+    /usr/bin/python3 scripts/measure/campaign.py [--max-minutes 30] [--models resnet18,transformers/gpt2.prefill]
+        [--sets classic,transformers] [--coverage]
 """
 import argparse
 import csv
@@ -18,6 +21,7 @@ import datetime
 import json
 import os
 import platform
+import random
 import shutil
 import statistics
 import subprocess
@@ -33,9 +37,9 @@ from materialize import materialize  # noqa: E402
 ZOO = os.path.join(ROOT, "scripts", "zoo", "out")
 OUT_DIR = os.path.join(ROOT, "data", "measured")
 CSV = os.path.join(OUT_DIR, "cpu_ort_node.csv")
-FIELDS = ["timestamp", "machine_id", "model", "family", "batch", "sequence", "threads", "runs", "median_ms",
+FIELDS = ["timestamp", "machine_id", "model", "family", "batch", "sequence", "past_sequence", "threads", "runs", "median_ms",
           "p10_ms", "p90_ms", "min_ms", "spread", "peak_rss_mib", "ort_version", "load_1m", "reference_ratio", "drift"]
-REFERENCE = ("resnet18", 1, 0, 1)
+REFERENCE = ("resnet18", 1, 0, 0, 1)
 
 
 def machine():
@@ -54,29 +58,106 @@ def machine():
     return desc
 
 
-def configs(manifest, only):
-    models = [m for m in sorted(manifest) if (not only or m in only) and os.path.exists(os.path.join(ZOO, f"{m}.onnx"))]
-    out = []
-    for phase in (0, 1):
-        for m in models:
-            info = manifest[m]
-            seqs = [128, 512] if "sequence" in json.dumps(info.get("input_shape", "")) else [0]
-            for b in (1, 4, 16):
-                for t in (1, 2):
-                    for s in seqs:
-                        first = b == 1 and t == 1 and s == seqs[0]
-                        if (phase == 0) == first:
-                            out.append((m, b, s, t))
+# Which graphs the campaign measures, from the zoo's sets (scripts/zoo/README.md). A model is named by its
+# path under scripts/zoo/out without ".onnx": "resnet18" (the classic export), "transformers/gpt2.prefill",
+# "torchvision/resnet50_w48_r224", "nasbench201/nb201_00042".
+SETS = ("classic", "transformers", "nasbench201", "torchvision")
+# fp32 weights live in RAM and, materialized, on disk: 1.6e9 parameters is 6.4 GB of each.
+TRANSFORMER_MAX_PARAMS = 1.6e9
+# The NB201 cells measured: the head of the seeded sample scripts/roofline/cpu_rows.py draws for HELP's
+# CPU rows, so the same cells have HELP's PyTorch figures and ours.
+NB201_SAMPLE, NB201_SEED, NB201_DRAW = 200, 0, 2000
+IMAGE_BATCHES, THREADS, SEQUENCES, PASTS = (1, 4, 16), (1, 2), (128, 512), (128, 512)
+
+
+def zoo_models(sets=SETS):
+    """model -> {set, family, kind (image | sequence | decode), gflop (one sample at the shapes the entry was
+    counted at), base_sequence} for every graph of `sets` whose file exists under scripts/zoo/out."""
+    out = {}
+    if "classic" in sets and os.path.exists(os.path.join(ZOO, "manifest.json")):
+        with open(os.path.join(ZOO, "manifest.json")) as f:
+            for m, info in json.load(f)["models"].items():
+                seq = "sequence" in json.dumps(info.get("input_shape", ""))
+                out[m] = {"set": "classic", "family": info.get("family", ""), "kind": "sequence" if seq else "image",
+                          "gflop": 2 * info.get("torch_macs", 0) / 1e9, "base_sequence": 128}
+    for s in ("transformers", "nasbench201", "torchvision"):
+        if s not in sets:
+            continue
+        with open(os.path.join(ROOT, "scripts", "zoo", "manifests", f"{s}.jsonl")) as f:
+            entries = [json.loads(line) for line in f]
+        if s == "transformers":
+            entries = [e for e in entries if e["params"] <= TRANSFORMER_MAX_PARAMS]
+        if s == "nasbench201":
+            by_index = {e["config"]["arch_index"]: e for e in entries}
+            draw = random.Random(NB201_SEED).sample(sorted(by_index), min(NB201_DRAW, len(by_index)))
+            entries = [by_index[i] for i in draw[:NB201_SAMPLE]]
+        for e in entries:
+            name = e["file"][:-len(".onnx")]
+            bind = e.get("bind", {})
+            kind = "decode" if "past_sequence" in bind else "sequence" if "sequence" in bind else "image"
+            out[name] = {"set": s, "family": e["family"], "kind": kind, "gflop": e["flops"] / 1e9,
+                         "base_sequence": bind.get("sequence", 128)}
+    return {m: v for m, v in out.items() if os.path.exists(os.path.join(ZOO, f"{m}.onnx"))}
+
+
+def shapes(kind):
+    """(batch, sequence, past_sequence) of a model kind, first the one every model gets first."""
+    if kind == "sequence":
+        return [(b, s, 0) for b in IMAGE_BATCHES for s in SEQUENCES]
+    if kind == "decode":
+        return [(b, 1, p) for b in IMAGE_BATCHES for p in PASTS]
+    return [(b, 0, 0) for b in IMAGE_BATCHES]
+
+
+def est_gflop(info, batch, seq):
+    scale = seq / info["base_sequence"] if info["kind"] == "sequence" else 1.0
+    return info["gflop"] * batch * scale
+
+
+def configs(models, only=(), max_gflop=float("inf")):
+    """The campaign's order of (model, batch, sequence, past_sequence, threads): every classic and
+    transformer graph once at batch 1 / 1 thread, the NB201 sample at batch 1, the torchvision variants at
+    batch 1 (one family after another in turn, so that a partial piece spreads over families), then the
+    classic and transformer graphs at every other batch, sequence and thread count. A configuration above
+    max_gflop per inference is left out of the plan (print_coverage counts it)."""
+    names = [m for m in sorted(models) if not only or m in only]
+    main = [m for m in names if models[m]["set"] in ("classic", "transformers")]
+    first = [(m, *shapes(models[m]["kind"])[0], 1) for m in main]
+    firsts = set(first)
+    rest = [(m, b, s, p, t) for m in main for (b, s, p) in shapes(models[m]["kind"]) for t in THREADS
+            if (m, b, s, p, t) not in firsts]
+    nb201 = [(m, 1, 0, 0, 1) for m in names if models[m]["set"] == "nasbench201"]
+    by_family = {}
+    for m in names:
+        if models[m]["set"] == "torchvision":
+            by_family.setdefault(models[m]["family"], []).append(m)
+    turns = [ms[i] for i in range(max(map(len, by_family.values()), default=0)) for ms in by_family.values()
+             if i < len(ms)]
+    variants = [(m, 1, 0, 0, 1) for m in turns]
+    return [c for c in first + nb201 + variants + rest if est_gflop(models[c[0]], c[1], c[2]) <= max_gflop]
+
+
+def dim_args(batch, seq, past):
+    out = ["--dim", f"batch={batch}"]
+    if seq:
+        out += ["--dim", f"sequence={seq}"]
+    if past:
+        out += ["--dim", f"past_sequence={past}"]
     return out
 
 
-def measure(model_path, batch, seq, threads):
-    cmd = ["node", os.path.join(HERE, "ort_run.mjs"), model_path, "--threads", str(threads), "--dim", f"batch={batch}"]
-    if seq:
-        cmd += ["--dim", f"sequence={seq}"]
+def error_line(stderr):
+    """The line that says what failed: node ends an uncaught error's report with its own version banner."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if "Error" in line]
+    return errors[-1] if errors else lines[-1] if lines else ""
+
+
+def measure(model_path, batch, seq, past, threads):
+    cmd = ["node", os.path.join(HERE, "ort_run.mjs"), model_path, "--threads", str(threads)] + dim_args(batch, seq, past)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=HERE)
     if r.returncode != 0:
-        raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}")
+        raise RuntimeError(error_line(r.stderr) or f"exit {r.returncode}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
@@ -91,22 +172,79 @@ def done_configs(csv_path, machine_id, key):
     return done
 
 
-def print_coverage(planned, csv_path, machine_id):
-    """Drift-free rows against the plan, by (batch, threads) and by family at batch 1 / 1 thread: the
-    campaign's aim is the whole zoo at batch 1 and the main families at every batch."""
-    done = done_configs(csv_path, machine_id,
-                        lambda row: (row["model"], int(row["batch"]), int(row["sequence"]), int(row["threads"])))
+def config_key(row):
+    return (row["model"], int(row["batch"]), int(row["sequence"]), int(row.get("past_sequence") or 0),
+            int(row["threads"]))
+
+
+def print_coverage(models, csv_path, machine_id, max_gflop):
+    """Drift-free rows against the plan, per zoo set: at batch 1 / 1 thread (the aim: the whole zoo) and at
+    every planned configuration (the aim for the classic and transformer graphs), and how many
+    configurations the plan leaves out as too heavy for this machine."""
+    done = done_configs(csv_path, machine_id, config_key)
+    planned = configs(models, max_gflop=max_gflop)
+    every = configs(models)
     marked = 0
     if os.path.exists(csv_path):
         with open(csv_path) as f:
             marked = sum(1 for row in csv.DictReader(f) if row["machine_id"] == machine_id and row["drift"] != "0")
-    print(f"{machine_id}: {len(done & set(planned))} of {len(planned)} configurations measured drift-free "
-          f"({marked} rows marked drift=1, to be re-measured)")
-    print("batch threads  done / planned")
-    for b in (1, 4, 16):
-        for t in (1, 2):
-            plan = [c for c in planned if c[1] == b and c[3] == t]
-            print(f"{b:5d} {t:7d}  {sum(c in done for c in plan):4d} / {len(plan)}")
+    print(f"{machine_id}: {len(done & set(planned))} of {len(planned)} planned configurations measured drift-free "
+          f"({marked} rows marked drift=1, to be re-measured; {len(every) - len(planned)} configurations above "
+          f"{max_gflop:g} GFLOP per inference left out)")
+    print(f"{'set':13s} {'graphs':>6s}  {'batch 1, 1 thread':>17s}  {'every configuration':>19s}")
+    for s in SETS:
+        plan = [c for c in planned if models[c[0]]["set"] == s]
+        if not plan:
+            continue
+        first = {}
+        for c in plan:
+            first.setdefault(c[0], c)
+        n_first = sum(c in done for c in first.values())
+        print(f"{s:13s} {len(first):6d}  {n_first:8d} / {len(first):<6d}  {sum(c in done for c in plan):9d} / {len(plan)}")
+
+
+def ensure_header(csv_path, fields):
+    """Rewrites an existing CSV whose header lacks columns added since (empty in old rows: 0 for numbers)."""
+    if not os.path.exists(csv_path):
+        return
+    with open(csv_path, newline="") as f:
+        r = csv.DictReader(f)
+        if r.fieldnames == fields:
+            return
+        rows = list(r)
+    extra = set(rows[0]) - set(fields) if rows else set()
+    if extra:
+        raise SystemExit(f"{csv_path}: columns {sorted(extra)} are not in this campaign's fields")
+    tmp = csv_path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, restval="0")
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, csv_path)
+
+
+class Materialized:
+    """Runnable copies (graph + pseudo-random weights) in a temporary folder: the reference model's and
+    the current one's only, since a long piece walks through many gigabytes of weights."""
+
+    def __init__(self, models):
+        self.models = models
+
+    def __enter__(self):
+        self.tmp = tempfile.mkdtemp(prefix="perfcard-measure-")
+        self.paths = {}
+        return self.path_of
+
+    def path_of(self, m):
+        if m not in self.paths:
+            for old in [k for k in self.paths if k != REFERENCE[0]]:
+                shutil.rmtree(os.path.join(self.tmp, old), ignore_errors=True)
+                del self.paths[old]
+            self.paths[m] = materialize(os.path.join(ZOO, f"{m}.onnx"), os.path.join(self.tmp, m))
+        return self.paths[m]
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def run_piece(todo, measure_one, make_row, reference, csv_path, fields, deadline, check_every, drift_limit):
@@ -114,6 +252,7 @@ def run_piece(todo, measure_one, make_row, reference, csv_path, fields, deadline
     the start (median of three) and after every `check_every` rows; the rows since the last check are written with the
     ratio and marked drift=1 when it moved more than drift_limit. A configuration the runtime cannot run
     is reported and skipped, never retried forever."""
+    ensure_header(csv_path, fields)
     new_file = not os.path.exists(csv_path)
     # The base is the median of three timings: one cold or unlucky first timing would otherwise mark a
     # whole piece as drifted (seen on this VM: a base 5-7% slow, every later check "drifted").
@@ -160,48 +299,38 @@ def run_piece(todo, measure_one, make_row, reference, csv_path, fields, deadline
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--max-minutes", type=float, default=30)
-    ap.add_argument("--models", default="")
+    ap.add_argument("--models", default="", help="comma-separated model names (as in the CSV)")
+    ap.add_argument("--sets", default=",".join(SETS), help=f"zoo sets to plan from ({', '.join(SETS)})")
+    ap.add_argument("--max-gflop", type=float, default=640,
+                    help="leave out configurations above this many GFLOP per inference (~65 s each at one thread)")
     ap.add_argument("--check-every", type=int, default=10)
     ap.add_argument("--drift", type=float, default=0.03)
     ap.add_argument("--coverage", action="store_true", help="print what is measured (drift-free) and exit")
     args = ap.parse_args()
+    models = zoo_models([s for s in args.sets.split(",") if s])
     if args.coverage:
-        with open(os.path.join(ZOO, "manifest.json")) as f:
-            print_coverage(configs(json.load(f)["models"], set()), CSV, machine()["machine_id"])
+        print_coverage(models, CSV, machine()["machine_id"], args.max_gflop)
         return
     if not os.path.isdir(os.path.join(HERE, "node_modules", "onnxruntime-node")):
         subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=HERE, check=True,
                        env=dict(os.environ, ONNXRUNTIME_NODE_INSTALL_CUDA="skip"))
-    with open(os.path.join(ZOO, "manifest.json")) as f:
-        manifest = json.load(f)["models"]
     os.makedirs(OUT_DIR, exist_ok=True)
     desc = machine()
     with open(os.path.join(OUT_DIR, "machine.json"), "w") as f:
         json.dump(desc, f, indent=1, sort_keys=True)
         f.write("\n")
-    done = done_configs(CSV, desc["machine_id"],
-                        lambda row: (row["model"], int(row["batch"]), int(row["sequence"]), int(row["threads"])))
-    todo = [c for c in configs(manifest, set(filter(None, args.models.split(",")))) if c not in done]
+    done = done_configs(CSV, desc["machine_id"], config_key)
+    todo = [c for c in configs(models, set(filter(None, args.models.split(","))), args.max_gflop) if c not in done]
     print(f"{len(done)} configurations done on {desc['machine_id']}, {len(todo)} to go", flush=True)
-    tmp = tempfile.mkdtemp(prefix="perfcard-measure-")
-    materialized = {}
+    with Materialized(models) as path_of:
+        def make_row(config, r):
+            m, b, s, p, t = config
+            return {"machine_id": desc["machine_id"], "model": m, "family": models[m]["family"], "batch": b,
+                    "sequence": s, "past_sequence": p, "threads": t, "peak_rss_mib": round(r["peak_rss_mib"], 1)}
 
-    def path_of(m):
-        if m not in materialized:
-            materialized[m] = materialize(os.path.join(ZOO, f"{m}.onnx"), os.path.join(tmp, m))
-        return materialized[m]
-
-    def make_row(config, r):
-        m, b, s, t = config
-        return {"machine_id": desc["machine_id"], "model": m, "family": manifest[m].get("family", ""), "batch": b,
-                "sequence": s, "threads": t, "peak_rss_mib": round(r["peak_rss_mib"], 1)}
-
-    try:
         run_piece(todo, lambda c: measure(path_of(c[0]), *c[1:]), make_row,
                   lambda: measure(path_of(REFERENCE[0]), *REFERENCE[1:])["median_ms"], CSV, FIELDS,
                   time.time() + args.max_minutes * 60, args.check_every, args.drift)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ same models, batches and sequences, same resumable CSV and drift marking, one th
 SharedArrayBuffer, i.e. a cross-origin-isolated page).
 
 Resumable: appends to data/measured/web_ort_wasm.csv (--csv elsewhere for trials) and skips
-configurations already measured without drift on this machine. Order: every model at batch 1 in node,
-then in Chromium, then the remaining batches/sequences.
+configurations already measured without drift on this machine. Order: campaign.py's plan at one thread
+(by default its classic, transformer and NB201 graphs, up to --max-gflop), each configuration in node and
+then in Chromium.
 
 Drift: the reference configuration of campaign.py (resnet18, batch 1), run with onnxruntime-web in node,
 is timed at the start of a piece and after every --check-every rows; rows measured since the last good
@@ -19,10 +20,8 @@ the same wasm kernels run in both, and what drifts is the machine.
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 import onnx
@@ -48,13 +47,17 @@ def machine_web():
     return desc
 
 
-def configs(manifest, only, envs):
+def configs(models, only, envs, max_gflop):
     """campaign.py's order at one thread, each configuration once per environment."""
     out = []
-    for m, b, s, t in campaign.configs(manifest, only):
+    for m, b, s, p, t in campaign.configs(models, only, max_gflop):
         if t == 1:
-            out.extend((m, b, s, e) for e in envs)
+            out.extend((m, b, s, p, e) for e in envs)
     return out
+
+
+def config_key(row):
+    return (row["model"], int(row["batch"]), int(row["sequence"]), int(row.get("past_sequence") or 0), row["env"])
 
 
 def external_files(model_path):
@@ -64,22 +67,24 @@ def external_files(model_path):
     return [os.path.join(os.path.dirname(model_path), loc) for loc in sorted(locs)]
 
 
-def measure(model_path, batch, seq, env):
-    cmd = ["node", os.path.join(HERE, "ort_web_run.mjs"), model_path, "--env", env, "--dim", f"batch={batch}"]
-    if seq:
-        cmd += ["--dim", f"sequence={seq}"]
+def measure(model_path, batch, seq, past, env):
+    cmd = ["node", os.path.join(HERE, "ort_web_run.mjs"), model_path, "--env", env] + campaign.dim_args(batch, seq, past)
     for p in external_files(model_path):
         cmd += ["--external-data", p]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=HERE)
     if r.returncode != 0:
-        raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}")
+        raise RuntimeError(campaign.error_line(r.stderr) or f"exit {r.returncode}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--max-minutes", type=float, default=30)
-    ap.add_argument("--models", default="")
+    ap.add_argument("--models", default="", help="comma-separated model names (as in the CSV)")
+    # One wasm thread is ~2-3x slower than onnxruntime-node's two: a lower cap, and the torchvision variants
+    # are left to campaign.py unless asked for.
+    ap.add_argument("--sets", default="classic,transformers,nasbench201")
+    ap.add_argument("--max-gflop", type=float, default=160)
     ap.add_argument("--env", default=",".join(ENVS))
     ap.add_argument("--csv", default=CSV)
     ap.add_argument("--check-every", type=int, default=10)
@@ -91,39 +96,29 @@ def main():
     if not os.path.isdir(os.path.join(HERE, "node_modules", "onnxruntime-web")):
         subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=HERE, check=True,
                        env=dict(os.environ, ONNXRUNTIME_NODE_INSTALL_CUDA="skip"))
-    with open(os.path.join(campaign.ZOO, "manifest.json")) as f:
-        manifest = json.load(f)["models"]
+    models = campaign.zoo_models([s for s in args.sets.split(",") if s])
     out_dir = os.path.dirname(os.path.abspath(args.csv))
     os.makedirs(out_dir, exist_ok=True)
     desc = machine_web()
     with open(os.path.join(out_dir, "machine_web.json"), "w") as f:
         json.dump(desc, f, indent=1, sort_keys=True)
         f.write("\n")
-    done = campaign.done_configs(args.csv, desc["machine_id"],
-                                 lambda row: (row["model"], int(row["batch"]), int(row["sequence"]), row["env"]))
-    todo = [c for c in configs(manifest, set(filter(None, args.models.split(","))), envs) if c not in done]
+    done = campaign.done_configs(args.csv, desc["machine_id"], config_key)
+    todo = [c for c in configs(models, set(filter(None, args.models.split(","))), envs, args.max_gflop)
+            if c not in done]
     print(f"{len(done)} configurations done on {desc['machine_id']}, {len(todo)} to go", flush=True)
-    tmp = tempfile.mkdtemp(prefix="perfcard-measure-web-")
-    materialized = {}
+    with campaign.Materialized(models) as path_of:
+        def make_row(config, r):
+            m, b, s, p, env = config
+            rss = r.get("peak_rss_mib")  # null in Chromium: the renderer's memory is not visible from the driver
+            return {"machine_id": desc["machine_id"], "model": m, "env": env, "family": models[m]["family"],
+                    "batch": b, "sequence": s, "past_sequence": p, "threads": 1,
+                    "peak_rss_mib": "" if rss is None else round(rss, 1)}
 
-    def path_of(m):
-        if m not in materialized:
-            materialized[m] = campaign.materialize(os.path.join(campaign.ZOO, f"{m}.onnx"), os.path.join(tmp, m))
-        return materialized[m]
-
-    def make_row(config, r):
-        m, b, s, env = config
-        rss = r.get("peak_rss_mib")  # null in Chromium: the renderer's memory is not visible from the driver
-        return {"machine_id": desc["machine_id"], "model": m, "env": env, "family": manifest[m].get("family", ""),
-                "batch": b, "sequence": s, "threads": 1, "peak_rss_mib": "" if rss is None else round(rss, 1)}
-
-    try:
+        ref = campaign.REFERENCE
         run_piece(todo, lambda c: measure(path_of(c[0]), *c[1:]), make_row,
-                  lambda: measure(path_of(campaign.REFERENCE[0]), campaign.REFERENCE[1], campaign.REFERENCE[2],
-                                  "node")["median_ms"],
+                  lambda: measure(path_of(ref[0]), ref[1], ref[2], ref[3], "node")["median_ms"],
                   args.csv, FIELDS, time.time() + args.max_minutes * 60, args.check_every, args.drift)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

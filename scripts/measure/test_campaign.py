@@ -1,0 +1,158 @@
+#!/usr/bin/python3
+"""Checks of the measurement campaign's bookkeeping (no timing, no node):
+    /usr/bin/python3 -m unittest scripts/measure/test_campaign.py
+
+The plan's order and cap, the resumable CSV (old headers migrated, drift marking, failures skipped) and
+the temporary weights kept on disk are what a piece run over days relies on.
+"""
+import csv
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import campaign  # noqa: E402
+
+
+def model(set_, family, kind="image", gflop=1.0):
+    return {"set": set_, "family": family, "kind": kind, "gflop": gflop, "base_sequence": 128}
+
+
+MODELS = {
+    "resnet18": model("classic", "resnet", gflop=3.6),
+    "vgg19": model("classic", "vgg", gflop=41.0),
+    "transformers/gpt2.prefill": model("transformers", "gpt2", "sequence", gflop=32.0),
+    "transformers/gpt2.decode": model("transformers", "gpt2", "decode", gflop=0.3),
+    "nasbench201/nb201_00007": model("nasbench201", "nasbench201", gflop=0.1),
+    "torchvision/resnet18_r128": model("torchvision", "resnet"),
+    "torchvision/resnet18_r160": model("torchvision", "resnet"),
+    "torchvision/resnet18_r192": model("torchvision", "resnet"),
+    "torchvision/vgg11_r224": model("torchvision", "vgg"),
+}
+
+
+class PlanTest(unittest.TestCase):
+    def test_order_is_batch_one_everywhere_first(self):
+        plan = campaign.configs(MODELS)
+        self.assertEqual(len(plan), len(set(plan)))
+        sets = [MODELS[c[0]]["set"] for c in plan]
+        firsts = 4 + 1 + 4  # classic and transformers once each, the NB201 cell, the four variants
+        self.assertTrue(all(c[1] == 1 and c[4] == 1 for c in plan[:firsts]))
+        self.assertEqual(set(sets[:4]), {"classic", "transformers"})
+        self.assertEqual(sets[4], "nasbench201")
+        # Variants take turns by family, so a piece cut short still spans families.
+        self.assertEqual([MODELS[c[0]]["family"] for c in plan[5:9]], ["resnet", "vgg", "resnet", "resnet"])
+        self.assertTrue(all(MODELS[c[0]]["set"] in ("classic", "transformers") for c in plan[firsts:]))
+        # classic: 3 batches x 2 threads; prefill and decode: 3 batches x 2 lengths x 2 threads
+        self.assertEqual(len(plan), 2 * 6 + 2 * 12 + 1 + 4)
+
+    def test_shapes_of_each_kind(self):
+        plan = campaign.configs(MODELS)
+        dec = [c for c in plan if c[0] == "transformers/gpt2.decode"]
+        self.assertEqual({(c[2], c[3]) for c in dec}, {(1, 128), (1, 512)})
+        pre = [c for c in plan if c[0] == "transformers/gpt2.prefill"]
+        self.assertEqual({(c[2], c[3]) for c in pre}, {(128, 0), (512, 0)})
+        self.assertEqual(pre[0], ("transformers/gpt2.prefill", 1, 128, 0, 1))
+
+    def test_cap_leaves_out_heavy_configurations(self):
+        plan = campaign.configs(MODELS, max_gflop=640)
+        self.assertNotIn(("vgg19", 16, 0, 0, 1), plan)          # 16 x 41 GFLOP
+        self.assertIn(("vgg19", 4, 0, 0, 2), plan)
+        self.assertNotIn(("transformers/gpt2.prefill", 16, 512, 0, 1), plan)  # 16 x 32 x 4
+        self.assertIn(("transformers/gpt2.prefill", 4, 512, 0, 1), plan)
+
+    def test_only_filters_models(self):
+        plan = campaign.configs(MODELS, only={"resnet18"})
+        self.assertEqual({c[0] for c in plan}, {"resnet18"})
+
+
+class CsvTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.csv = os.path.join(self.tmp.name, "rows.csv")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def rows(self):
+        with open(self.csv, newline="") as f:
+            return list(csv.DictReader(f))
+
+    def test_old_header_gains_new_columns(self):
+        old = [f for f in campaign.FIELDS if f != "past_sequence"]
+        with open(self.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=old)
+            w.writeheader()
+            w.writerow({k: "7" for k in old} | {"model": "resnet18"})
+        campaign.ensure_header(self.csv, campaign.FIELDS)
+        rows = self.rows()
+        self.assertEqual(list(rows[0]), campaign.FIELDS)
+        self.assertEqual((rows[0]["model"], rows[0]["past_sequence"], rows[0]["batch"]), ("resnet18", "0", "7"))
+        self.assertEqual(campaign.config_key(rows[0]), ("resnet18", 7, 7, 0, 7))
+
+    def test_unknown_column_is_refused(self):
+        with open(self.csv, "w", newline="") as f:
+            f.write("model,surprise\nresnet18,1\n")
+        with self.assertRaises(SystemExit):
+            campaign.ensure_header(self.csv, campaign.FIELDS)
+
+    def test_piece_marks_drift_and_skips_failures(self):
+        refs = iter([10.0, 10.0, 10.0, 10.1, 13.0])  # base = median of three; then within 3%; then +30%
+
+        def measure(config):
+            if config[0] == "broken":
+                raise RuntimeError("Error: unsupported op")
+            return {"runs": 10, "median_ms": 1.0, "p10_ms": 0.9, "p90_ms": 1.1, "min_ms": 0.9, "spread": 0.2,
+                    "ort_version": "test"}
+
+        def make_row(config, r):
+            m, b, s, p, t = config
+            return {"machine_id": "m", "model": m, "family": "f", "batch": b, "sequence": s, "past_sequence": p,
+                    "threads": t, "peak_rss_mib": 1.0}
+
+        todo = [("a", 1, 0, 0, 1), ("broken", 1, 0, 0, 1), ("b", 1, 0, 0, 1), ("c", 1, 0, 0, 1), ("d", 1, 0, 0, 1)]
+        campaign.run_piece(todo, measure, make_row, lambda: next(refs), self.csv, campaign.FIELDS,
+                           deadline=float("inf"), check_every=2, drift_limit=0.03)
+        rows = self.rows()
+        self.assertEqual([r["model"] for r in rows], ["a", "b", "c", "d"])
+        self.assertEqual([r["drift"] for r in rows], ["0", "0", "1", "1"])
+        done = campaign.done_configs(self.csv, "m", campaign.config_key)
+        self.assertEqual(done, {("a", 1, 0, 0, 1), ("b", 1, 0, 0, 1)})
+
+
+class MiscTest(unittest.TestCase):
+    def test_error_line_names_the_error_not_nodes_banner(self):
+        err = "file:///x.mjs:1\nError: Could not find an implementation for Foo(1) node with name 'n'\n" \
+              "    at Object.<anonymous>\n\nNode.js v20.20.2\n"
+        self.assertTrue(campaign.error_line(err).startswith("Error: Could not find an implementation"))
+        self.assertEqual(campaign.error_line("just this\n"), "just this")
+
+    def test_materialized_keeps_the_reference_and_the_current_model(self):
+        made = []
+
+        def fake(src, out_dir):
+            os.makedirs(out_dir, exist_ok=True)
+            made.append(out_dir)
+            return os.path.join(out_dir, "m.onnx")
+
+        real = campaign.materialize
+        campaign.materialize = fake
+        try:
+            with campaign.Materialized({}) as path_of:
+                ref = path_of(campaign.REFERENCE[0])
+                a = path_of("torchvision/a")
+                b = path_of("torchvision/b")
+                self.assertTrue(os.path.isdir(os.path.dirname(ref)))
+                self.assertFalse(os.path.exists(os.path.dirname(a)))
+                self.assertTrue(os.path.isdir(os.path.dirname(b)))
+                self.assertEqual(path_of(campaign.REFERENCE[0]), ref)
+                self.assertEqual(len(made), 3)
+            self.assertFalse(os.path.exists(os.path.dirname(ref)))
+        finally:
+            campaign.materialize = real
+
+
+if __name__ == "__main__":
+    unittest.main()
