@@ -114,26 +114,30 @@ def est_gflop(info, batch, seq):
     return info["gflop"] * batch * scale
 
 
+def family_turns(names, models):
+    """Names reordered so that families take turns, the cheapest graph of each first: a piece cut short
+    still spans every family."""
+    by_family = {}
+    for m in sorted(names, key=lambda m: (models[m]["gflop"], m)):
+        by_family.setdefault(models[m]["family"], []).append(m)
+    longest = max(map(len, by_family.values()), default=0)
+    return [ms[i] for i in range(longest) for ms in by_family.values() if i < len(ms)]
+
+
 def configs(models, only=(), max_gflop=float("inf")):
     """The campaign's order of (model, batch, sequence, past_sequence, threads): every classic and
     transformer graph once at batch 1 / 1 thread, the NB201 sample at batch 1, the torchvision variants at
-    batch 1 (one family after another in turn, so that a partial piece spreads over families), then the
-    classic and transformer graphs at every other batch, sequence and thread count. A configuration above
-    max_gflop per inference is left out of the plan (print_coverage counts it)."""
+    batch 1, then the classic and transformer graphs at every other batch, sequence and thread count
+    (variants and the rest in family turns). A configuration above max_gflop per inference is left out of
+    the plan (print_coverage counts it). `--sets classic,transformers` reaches the batch sweeps sooner."""
     names = [m for m in sorted(models) if not only or m in only]
     main = [m for m in names if models[m]["set"] in ("classic", "transformers")]
     first = [(m, *shapes(models[m]["kind"])[0], 1) for m in main]
     firsts = set(first)
-    rest = [(m, b, s, p, t) for m in main for (b, s, p) in shapes(models[m]["kind"]) for t in THREADS
-            if (m, b, s, p, t) not in firsts]
+    rest = [(m, b, s, p, t) for m in family_turns(main, models) for (b, s, p) in shapes(models[m]["kind"])
+            for t in THREADS if (m, b, s, p, t) not in firsts]
     nb201 = [(m, 1, 0, 0, 1) for m in names if models[m]["set"] == "nasbench201"]
-    by_family = {}
-    for m in names:
-        if models[m]["set"] == "torchvision":
-            by_family.setdefault(models[m]["family"], []).append(m)
-    turns = [ms[i] for i in range(max(map(len, by_family.values()), default=0)) for ms in by_family.values()
-             if i < len(ms)]
-    variants = [(m, 1, 0, 0, 1) for m in turns]
+    variants = [(m, 1, 0, 0, 1) for m in family_turns([m for m in names if models[m]["set"] == "torchvision"], models)]
     return [c for c in first + nb201 + variants + rest if est_gflop(models[c[0]], c[1], c[2]) <= max_gflop]
 
 

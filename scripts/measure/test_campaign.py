@@ -63,6 +63,11 @@ class PlanTest(unittest.TestCase):
         self.assertNotIn(("transformers/gpt2.prefill", 16, 512, 0, 1), plan)  # 16 x 32 x 4
         self.assertIn(("transformers/gpt2.prefill", 4, 512, 0, 1), plan)
 
+    def test_family_turns_cheapest_first(self):
+        ms = {"a": model("torchvision", "x", gflop=3), "b": model("torchvision", "x", gflop=1),
+              "c": model("torchvision", "y", gflop=2)}
+        self.assertEqual(campaign.family_turns(list(ms), ms), ["b", "c", "a"])
+
     def test_only_filters_models(self):
         plan = campaign.configs(MODELS, only={"resnet18"})
         self.assertEqual({c[0] for c in plan}, {"resnet18"})
