@@ -103,7 +103,8 @@ def cpu_section(constants):
     for split, label in (("test", "held-out families"), ("train", "in-sample (fitted)")):
         part = ort[ort.split == split]
         if len(part):
-            part = part.assign(prec="fp32", thr=part.threads.map(lambda t: f"fp32, {t} thread" + ("s" if t > 1 else "")))
+            part = part.assign(prec="fp32", thr=[f"fp32, {t} thread{'s' if t > 1 else ''}, {z}"
+                                                  for t, z in zip(part.threads, part.zoo_set)])
             r, _ = evaluate(part, ort_queries(part), ["device_id", "thr"], "onnxruntime-node CPU (ours)", label, constants)
             rows += [dict(x, precision=x.pop("thr")) for x in r]
     hr = help_rows(sample=2000, seed=0)
@@ -141,7 +142,7 @@ def mlperf_section(constants):
              "SingleStream latency per query at batch 1 and Offline samples/s; BERT (`bert-99`, `bert-99.9` = zoo",
              "`bert-large-uncased` at sequence 384) Offline samples/s. Submissions run TensorRT engines (INT8 for",
              "resnet50 and bert-99, FP16 for bert-99.9, predicted at those precisions); PerfCard's closest runtime",
-             f"is `kernel` (no host dispatch, as an engine replay) but without TensorRT's layer fusion and kernel",
+             "is `kernel` (no host dispatch, as an engine replay) but without TensorRT's layer fusion and kernel",
              f"selection. Offline results state no batch size: predicted throughput = {mlperf.OFFLINE_BATCH} / latency at batch",
              f"{mlperf.OFFLINE_BATCH} (an assumption). GPT-J, Llama-2-70B and Llama 3.1 serving rows are left out: token",
              "throughput of a serving engine needs a batching model PerfCard does not have yet. APE is on the row's",

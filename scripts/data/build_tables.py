@@ -120,14 +120,15 @@ class Tables:
         return True
 
     @staticmethod
-    def _bind(e: dict, sequence=None) -> dict:
+    def _bind(e: dict, sequence=None, past_sequence=None) -> dict:
         b = dict(e.get("bind") or {})
         syms = {d for dims in (e.get("inputs") or {}).values() for d in dims if isinstance(d, str)}
         for s in syms:
             b.setdefault(s, 1)
         b["batch"] = 1 if "batch" in syms or "batch" in b else b.get("batch")
-        if sequence is not None and sequence == sequence and "sequence" in syms and int(sequence) > 0:
-            b["sequence"] = int(sequence)
+        for name, v in (("sequence", sequence), ("past_sequence", past_sequence)):
+            if v is not None and v == v and name in syms and int(v) > 0:
+                b[name] = int(v)
         return {k: v for k, v in b.items() if v is not None}
 
     # -- sources ------------------------------------------------------------------------------------------
@@ -224,11 +225,17 @@ class Tables:
                 self.add(e, self._bind(e), src, key, dict(self._labels(r), **dev))
 
     def cpu_ours(self):
-        src = "perfcard_cpu_ort_node"
-        path = MEASURED / "cpu_ort_node.csv"
+        """Our measurements of the build machine: onnxruntime-node (1-2 threads) and onnxruntime-web's wasm
+        backend (1 thread, in node and in headless Chromium: the browser's "this device")."""
+        self._ours("perfcard_cpu_ort_node", "cpu_ort_node.csv", "machine.json", lambda r: "onnxruntime-node")
+        self._ours("perfcard_web_ort_wasm", "web_ort_wasm.csv", "machine_web.json",
+                   lambda r: f"onnxruntime-web-wasm ({r.env})")
+
+    def _ours(self, src: str, csv_name: str, machine_name: str, runtime_of) -> None:
+        path = MEASURED / csv_name
         if not path.exists():
             return
-        machine = json.loads((MEASURED / "machine.json").read_text())
+        machine = json.loads((MEASURED / machine_name).read_text())
         dev_id = catalog_features.canonical(machine.get("catalog_id"))
         m = pd.read_csv(path)
         for r in m.itertuples(index=False):
@@ -236,16 +243,20 @@ class Tables:
             if int(r.drift) == 1:
                 self.report[src]["unmatched"][(key, "taken during drift (drift=1)")] += 1
                 continue
-            e = self.zoo.legacy_by_id.get(r.model)
-            if e is None:
+            # Classic exports are named by file stem, the generated sets as "<generator>/<id>".
+            gen, _, gid = r.model.rpartition("/")
+            e = self.zoo.by_id.get((gen, gid)) if gen else self.zoo.legacy_by_id.get(r.model)
+            if e is None or not os.path.exists(os.path.join(zm.OUT_DIR, e["file"])):
                 self.report[src]["unmatched"][(key, "measured file not in scripts/zoo/out")] += 1
                 continue
             seq = int(r.sequence) if int(r.sequence) > 0 else None
-            self.add(e, self._bind(e, seq), src, key, {
+            past = int(getattr(r, "past_sequence", 0) or 0) or None
+            rss = float(r.peak_rss_mib) if r.peak_rss_mib == r.peak_rss_mib else None  # none in Chromium
+            self.add(e, self._bind(e, seq, past), src, key, {
                 "device_id": dev_id, "device_raw": r.machine_id, "device_kind": devices.kind_of(dev_id),
                 "latency_ms": float(r.median_ms), "latency_kind": "per_batch_step",
                 "throughput_per_s": float(r.batch) / float(r.median_ms) * 1000.0, "throughput_unit": "samples/s",
-                "memory_mib": float(r.peak_rss_mib), "runtime": "onnxruntime-node", "mode": "inference",
+                "memory_mib": rss, "runtime": runtime_of(r), "mode": "inference",
                 "precision": "fp32", "batch": float(r.batch), "sequence": seq, "threads": int(r.threads)})
 
     # -- outputs ------------------------------------------------------------------------------------------

@@ -176,6 +176,23 @@ class MatchTest(unittest.TestCase):
         self.assertTrue(w[w.in_catalog].dev_peak_fp32_tflops.notna().all())
         self.assertTrue(whole[~whole.in_catalog.astype(bool)].dev_bandwidth_gbs.isna().all())
 
+    def test_our_rows_name_their_runtime_and_memory(self):
+        t, whole = tables()
+        ours = whole[whole.source.isin(["perfcard_cpu_ort_node", "perfcard_web_ort_wasm"])]
+        for src in ("perfcard_cpu_ort_node", "perfcard_web_ort_wasm"):
+            # every row of ours is either in the table or counted with a reason
+            rep = t.report.get(src, {"matched": {}, "unmatched": {}})
+            self.assertEqual(sum(rep["matched"].values()), int((ours.source == src).sum()))
+        self.assertTrue(ours.latency_ms.gt(0).all())
+        node = ours[ours.source == "perfcard_cpu_ort_node"]
+        self.assertTrue((node.runtime == "onnxruntime-node").all())
+        self.assertTrue(node.memory_mib.gt(0).all())
+        web = ours[ours.source == "perfcard_web_ort_wasm"]
+        self.assertTrue(web.runtime.isin(["onnxruntime-web-wasm (node)", "onnxruntime-web-wasm (chromium)"]).all())
+        self.assertTrue((web.threads == 1).all())
+        # Chromium's renderer memory is not visible to the driver: no figure rather than a wrong one
+        self.assertTrue(web[web.runtime.str.contains("chromium")].memory_mib.isna().all())
+
     def test_help_arch_strings_find_zoo_cells(self):
         t, _ = tables()
         if not t.zoo.nb201:

@@ -45,15 +45,20 @@ def ort_rows():
     df["device_id"] = m["catalog_id"]
     df["latency_ms"] = df.median_ms
     df["split"] = df.family.map(family_split)
+    # The zoo set a model comes from: the classic exports are named by file stem, the others "<set>/<id>".
+    df["zoo_set"] = df.model.map(lambda z: z.split("/")[0] if "/" in z else "classic")
     return df.reset_index(drop=True), counts
 
 
 def ort_queries(df):
     qs = []
-    for g, b, s, t, d in zip(df.graph, df.batch, df.sequence, df.threads, df.device_id):
+    pasts = df.past_sequence if "past_sequence" in df else [0] * len(df)
+    for g, b, s, p, t, d in zip(df.graph, df.batch, df.sequence, pasts, df.threads, df.device_id):
         dims = {"batch": int(b)}
         if int(s) > 0:
             dims["sequence"] = int(s)
+        if int(p) > 0:
+            dims["past_sequence"] = int(p)
         qs.append({"model": g, "dims": dims, "device": d, "precision": "fp32", "runtime": "onnxruntime",
                    "threads": int(t)})
     return qs
