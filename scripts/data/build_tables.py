@@ -250,7 +250,7 @@ class Tables:
                 self.report[src]["unmatched"][(key, "measured file not in scripts/zoo/out")] += 1
                 continue
             seq = int(r.sequence) if int(r.sequence) > 0 else None
-            past = int(getattr(r, "past_sequence", 0) or 0) or None
+            past = int(r.past_sequence) or None
             rss = float(r.peak_rss_mib) if r.peak_rss_mib == r.peak_rss_mib else None  # none in Chromium
             self.add(e, self._bind(e, seq, past), src, key, {
                 "device_id": dev_id, "device_raw": r.machine_id, "device_kind": devices.kind_of(dev_id),

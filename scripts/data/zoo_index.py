@@ -2,9 +2,10 @@
 
 Graphs come from the committed manifests (scripts/zoo/manifest.read_all()). The older export in
 scripts/zoo/out/*.onnx + out/manifest.json (78 torchvision models + BERT) is added as generator `zoo_v0`:
-our CPU campaign names those files by stem ("resnet18") and the generated ones "<generator>/<id>". Its timm names come from the confirmed map
-scripts/data/timm_torchvision_map.json; where a manifest has a graph for the same timm name at the same image
-size (names.timm / names.timm_aliases), the manifest's graph is the one joined.
+our CPU campaign names those files by stem ("resnet18") and the generated ones "<generator>/<id>". Its
+timm names come from the confirmed map scripts/data/timm_torchvision_map.json; where a manifest has a graph
+for the same timm name at the same image size (names.timm / names.timm_aliases), the manifest's graph is
+the one joined.
 """
 from __future__ import annotations
 

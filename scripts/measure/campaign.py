@@ -172,12 +172,18 @@ def error_line(stderr):
     return errors[-1] if errors else lines[-1] if lines else ""
 
 
-def measure(model_path, batch, seq, past, threads):
-    cmd = ["node", os.path.join(HERE, "ort_run.mjs"), model_path, "--threads", str(threads)] + dim_args(batch, seq, past)
+def run_json(cmd):
+    """Runs one measuring process (in this folder) and returns the JSON line it ends with; a failure raises
+    with the line that says what failed."""
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=HERE)
     if r.returncode != 0:
         raise RuntimeError(error_line(r.stderr) or f"exit {r.returncode}")
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def measure(model_path, batch, seq, past, threads):
+    return run_json(["node", os.path.join(HERE, "ort_run.mjs"), model_path, "--threads", str(threads)]
+                    + dim_args(batch, seq, past))
 
 
 def done_configs(csv_path, machine_id, key):
@@ -245,9 +251,6 @@ def ensure_header(csv_path, fields):
 class Materialized:
     """Runnable copies (graph + pseudo-random weights) in a temporary folder: the reference model's and
     the current one's only, since a long piece walks through many gigabytes of weights."""
-
-    def __init__(self, models):
-        self.models = models
 
     def __enter__(self):
         self.tmp = tempfile.mkdtemp(prefix="perfcard-measure-")
@@ -341,7 +344,7 @@ def main():
     done = done_configs(CSV, desc["machine_id"], config_key)
     todo = [c for c in configs(models, set(filter(None, args.models.split(","))), args.max_gflop) if c not in done]
     print(f"{len(done)} configurations done on {desc['machine_id']}, {len(todo)} to go", flush=True)
-    with Materialized(models) as path_of:
+    with Materialized() as path_of:
         def make_row(config, r):
             m, b, s, p, t = config
             return {"machine_id": desc["machine_id"], "model": m, "family": models[m]["family"], "batch": b,

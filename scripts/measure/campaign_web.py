@@ -57,7 +57,8 @@ def configs(models, only, envs, max_gflop):
 
 
 def config_key(row):
-    return (row["model"], int(row["batch"]), int(row["sequence"]), int(row.get("past_sequence") or 0), row["env"])
+    """campaign.py's key with the environment in place of the thread count (always 1 here)."""
+    return campaign.config_key(row)[:4] + (row["env"],)
 
 
 def external_files(model_path):
@@ -71,10 +72,7 @@ def measure(model_path, batch, seq, past, env):
     cmd = ["node", os.path.join(HERE, "ort_web_run.mjs"), model_path, "--env", env] + campaign.dim_args(batch, seq, past)
     for p in external_files(model_path):
         cmd += ["--external-data", p]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=HERE)
-    if r.returncode != 0:
-        raise RuntimeError(campaign.error_line(r.stderr) or f"exit {r.returncode}")
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return campaign.run_json(cmd)
 
 
 def main():
@@ -107,7 +105,7 @@ def main():
     todo = [c for c in configs(models, set(filter(None, args.models.split(","))), envs, args.max_gflop)
             if c not in done]
     print(f"{len(done)} configurations done on {desc['machine_id']}, {len(todo)} to go", flush=True)
-    with campaign.Materialized(models) as path_of:
+    with campaign.Materialized() as path_of:
         def make_row(config, r):
             m, b, s, p, env = config
             rss = r.get("peak_rss_mib")  # null in Chromium: the renderer's memory is not visible from the driver

@@ -145,7 +145,7 @@ class MiscTest(unittest.TestCase):
         real = campaign.materialize
         campaign.materialize = fake
         try:
-            with campaign.Materialized({}) as path_of:
+            with campaign.Materialized() as path_of:
                 ref = path_of(campaign.REFERENCE[0])
                 a = path_of("torchvision/a")
                 b = path_of("torchvision/b")

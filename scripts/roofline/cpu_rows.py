@@ -52,8 +52,7 @@ def ort_rows():
 
 def ort_queries(df):
     qs = []
-    pasts = df.past_sequence if "past_sequence" in df else [0] * len(df)
-    for g, b, s, p, t, d in zip(df.graph, df.batch, df.sequence, pasts, df.threads, df.device_id):
+    for g, b, s, p, t, d in zip(df.graph, df.batch, df.sequence, df.past_sequence, df.threads, df.device_id):
         dims = {"batch": int(b)}
         if int(s) > 0:
             dims["sequence"] = int(s)
