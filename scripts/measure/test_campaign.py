@@ -127,7 +127,42 @@ class CsvTest(unittest.TestCase):
         self.assertEqual(done, {("a", 1, 0, 0, 1), ("b", 1, 0, 0, 1)})
 
 
+class MaterializeTest(unittest.TestCase):
+    def test_integer_buffers_are_zero_and_bare_locations_are_sized(self):
+        import numpy as np
+        import onnx
+        from onnx import TensorProto, helper
+
+        def external(name, dtype, dims, **where):
+            t = TensorProto(name=name, data_type=dtype, dims=dims)
+            t.data_location = TensorProto.EXTERNAL
+            for k, v in {"location": "w.bin", **where}.items():
+                t.external_data.add(key=k, value=str(v))
+            return t
+
+        # a float table at [0, 64), an int64 index table at [64, 96), and one float tensor that names only
+        # the file (as vit_h_14 does): 40 x 4 bytes read from offset 0
+        inits = [external("table", TensorProto.FLOAT, [16], offset=0, length=64),
+                 external("index", TensorProto.INT64, [4], offset=64, length=32),
+                 external("bare", TensorProto.FLOAT, [40])]
+        g = helper.make_graph([helper.make_node("Gather", ["table", "index"], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], inits)
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "m.onnx")
+            onnx.save(helper.make_model(g), src)
+            dst = campaign.materialize(src, os.path.join(tmp, "out"))
+            data = open(os.path.join(os.path.dirname(dst), "w.bin"), "rb").read()
+        self.assertEqual(len(data), 160)
+        self.assertEqual(data[64:96], bytes(32))
+        self.assertTrue(np.abs(np.frombuffer(data[:64], np.float32)).max() > 0)
+
+
 class MiscTest(unittest.TestCase):
+    def test_classic_cost_is_never_free(self):
+        self.assertAlmostEqual(campaign.classic_gflop("x", {"torch_macs": 1.5e9}), 3.0)
+        # no torch count and no graph to analyze: unknown cost, above any cap
+        self.assertEqual(campaign.classic_gflop("no-such-export", {}), float("inf"))
+
     def test_error_line_names_the_error_not_nodes_banner(self):
         err = "file:///x.mjs:1\nError: Could not find an implementation for Foo(1) node with name 'n'\n" \
               "    at Object.<anonymous>\n\nNode.js v20.20.2\n"
