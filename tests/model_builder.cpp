@@ -25,6 +25,20 @@ ModelBuilder& ModelBuilder::input(const std::string& name, int elem_type, std::v
   return *this;
 }
 
+ModelBuilder& ModelBuilder::input_unranked(const std::string& name, int elem_type) {
+  auto* vi = graph().add_input();
+  vi->set_name(name);
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(elem_type);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::output(const std::string& name, int elem_type, std::vector<std::int64_t> dims) {
+  output(name, elem_type);
+  auto* shape = graph().mutable_output(graph().output_size() - 1)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  for (auto d : dims) shape->add_dim()->set_dim_value(d);
+  return *this;
+}
+
 ModelBuilder& ModelBuilder::output(const std::string& name, int elem_type) {
   auto* vi = graph().add_output();
   vi->set_name(name);
@@ -89,6 +103,24 @@ void ModelBuilder::attr(onnx::NodeProto& n, const std::string& name, const std::
   a->set_name(name);
   a->set_type(onnx::AttributeProto::STRING);
   a->set_s(v);
+}
+
+onnx::GraphProto& ModelBuilder::graph_attr(onnx::NodeProto& n, const std::string& name) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(name);
+  return *a->mutable_g();
+}
+
+void ModelBuilder::body_value(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
+                              int elem_type, std::vector<std::int64_t> dims) {
+  auto* vi = list->Add();
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem_type);
+  auto* shape = tt->mutable_shape();
+  for (auto d : dims) shape->add_dim()->set_dim_value(d);
 }
 
 }  // namespace perfcard::test

@@ -17,7 +17,9 @@ class ModelBuilder {
  public:
   explicit ModelBuilder(std::int64_t opset = 17);
   ModelBuilder& input(const std::string& name, int elem_type, std::vector<DimSpec> dims);
+  ModelBuilder& input_unranked(const std::string& name, int elem_type);  // a type without a shape
   ModelBuilder& output(const std::string& name, int elem_type = 1);
+  ModelBuilder& output(const std::string& name, int elem_type, std::vector<std::int64_t> dims);
   // An initializer with no payload beyond a few int64 contents (data may be empty: weights not needed).
   ModelBuilder& initializer(const std::string& name, int elem_type, std::vector<std::int64_t> dims,
                             std::vector<std::int64_t> int64_data = {});
@@ -30,6 +32,11 @@ class ModelBuilder {
   static void attr(onnx::NodeProto& n, const std::string& name, std::vector<std::int64_t> v);
   static void attr(onnx::NodeProto& n, const std::string& name, float v);
   static void attr(onnx::NodeProto& n, const std::string& name, const std::string& v);
+  // A GRAPH attribute: the body to fill in (nodes, inputs, outputs), named `name`.
+  static onnx::GraphProto& graph_attr(onnx::NodeProto& n, const std::string& name);
+  // value_info-style entries of a body: a typed input or output with known dims.
+  static void body_value(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
+                         int elem_type, std::vector<std::int64_t> dims);
 
  private:
   onnx::ModelProto model_;

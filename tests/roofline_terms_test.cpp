@@ -129,3 +129,96 @@ TEST_CASE("clock_ratio scales compute peaks only: a compute-bound CPU kernel tak
   CHECK(with_clock(1) == Approx(2.0 * 512 * 512 * 512 / 1e12 * 1e3));
   CHECK(with_clock(2) == Approx(with_clock(1) / 2));
 }
+
+namespace {
+
+// An eager-like GPU runtime: every kernel costs the host `dispatch_us` to issue and the device at least
+// `launch_us`, so that small kernels are host-bound.
+perfcard::RooflineConstants eager(double dispatch_us, double launch_us) {
+  std::string fam = R"({"gemm_eff_tensor": 1, "gemm_eff_fp32": 1, "conv_eff_tensor": 1, "conv_eff_fp32": 1,
+      "vector_eff": 1, "mem_eff": 1, "k_half": 0, "tile": 0, "launch_us": )" + std::to_string(launch_us) + "}";
+  return perfcard::RooflineConstants::parse(R"({"format_version": "1.0", "version": "t", "arch_family": {"Ada": "ada"},
+    "families": {"ada": )" + fam + R"(}, "runtimes": {"eager": {"kind": "gpu", "dispatch_us": )" +
+                                            std::to_string(dispatch_us) +
+                                            R"(, "context_mb": 0, "workspace_mb": 0, "allocator_overhead": 0}}})");
+}
+
+double latency_of(const std::vector<std::uint8_t>& bytes, const perfcard::RooflineConstants& c, bool keep = false,
+                  perfcard::RooflineResult* out = nullptr) {
+  perfcard::Model m = perfcard::load_model(bytes);
+  perfcard::Analysis a = perfcard::analyze(m, {});
+  perfcard::RooflineOptions o;
+  o.precision = perfcard::Precision::FP32;
+  o.runtime = "eager";
+  o.keep_kernels = keep;
+  auto r = perfcard::roofline_latency(m, a, gpu(""), c, o);
+  if (out) *out = r;
+  return r.latency_ms;
+}
+
+}  // namespace
+
+TEST_CASE("a GRU runs its time steps one after another: one projection, then seq step kernels") {
+  const std::int64_t seq = 50, batch = 1, input = 64, hidden = 128;
+  ModelBuilder b;
+  b.input("x", 1, {seq, batch, input});
+  b.initializer("W", 1, {1, 3 * hidden, input});
+  b.initializer("R", 1, {1, 3 * hidden, hidden});
+  auto& n = b.node("GRU", {"x", "W", "R"}, {"y"}, "gru");
+  ModelBuilder::attr(n, "hidden_size", hidden);
+  b.output("y");
+  const auto bytes = b.bytes();
+  perfcard::RooflineResult r;
+  const double dispatch_us = 10;
+  const double t = latency_of(bytes, eager(dispatch_us, 2), true, &r);
+  REQUIRE(r.kernels.size() == 2);
+  CHECK(r.kernels[0].repeat == 1);
+  CHECK(r.kernels[1].repeat == seq);
+  // Host-bound: 51 kernels issued 10 us apart, the last one then runs (at least its 2 us launch floor).
+  CHECK(t >= (seq + 1) * dispatch_us / 1e3);
+  CHECK(t <= (seq + 1) * dispatch_us / 1e3 + 0.01);
+  // The FLOPs are the op's: projection + steps.
+  perfcard::Model m = perfcard::load_model(bytes);
+  perfcard::Analysis a = perfcard::analyze(m, {});
+  CHECK(r.kernels[0].flops + seq * r.kernels[1].flops == Approx(a.totals.flops));
+}
+
+TEST_CASE("a Loop of n iterations times like n copies of its body, host-bound or device-bound") {
+  auto chain = [](int copies) {
+    ModelBuilder b;
+    b.input("x", 1, {std::int64_t(1024), std::int64_t(1024)});
+    std::string prev = "x";
+    for (int i = 0; i < copies; ++i) {
+      std::string next = "y" + std::to_string(i);
+      b.node("Relu", {"x"}, {next});
+      prev = next;
+    }
+    b.output(prev);
+    return b.bytes();
+  };
+  auto looped = [](std::int64_t trips) {
+    ModelBuilder b;
+    b.input("x", 1, {std::int64_t(1024), std::int64_t(1024)});
+    b.initializer("M", 7, {}, {trips});
+    b.initializer("cond", 9, {}, {1});
+    auto& loop = b.node("Loop", {"M", "cond"}, {}, "loop");
+    loop.add_output("ys");
+    auto& body = ModelBuilder::graph_attr(loop, "body");
+    ModelBuilder::body_value(body.mutable_input(), "i", 7, {});
+    ModelBuilder::body_value(body.mutable_input(), "c", 9, {});
+    auto* n = body.add_node();
+    n->set_op_type("Identity"); n->add_input("c"); n->add_output("c_out");
+    n = body.add_node();
+    n->set_op_type("Relu"); n->add_input("x"); n->add_output("r");
+    ModelBuilder::body_value(body.mutable_output(), "c_out", 9, {});
+    ModelBuilder::body_value(body.mutable_output(), "r", 1, {1024, 1024});
+    b.output("ys");
+    return b.bytes();
+  };
+  for (double dispatch_us : {0.0, 10.0, 10000.0}) {
+    INFO("dispatch " << dispatch_us << " us");
+    auto c = eager(dispatch_us, 2);
+    CHECK(latency_of(looped(7), c) == Approx(latency_of(chain(7), c)));
+    CHECK(latency_of(looped(0), c) == Approx(0).margin(1e-12));
+  }
+}

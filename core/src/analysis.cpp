@@ -1,9 +1,18 @@
 #include "perfcard/analysis.h"
 
+#include <algorithm>
+
 namespace perfcard {
 namespace {
 
-void add_graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc, Analysis& a, bool main) {
+// a + b for totals that a hostile model can push past 2^64 (thousands of 2^50-element initializers).
+std::uint64_t add_saturating(std::uint64_t a, std::uint64_t b, bool& saturated) {
+  if (a > UINT64_MAX - b) { saturated = true; return UINT64_MAX; }
+  return a + b;
+}
+
+// `runs`: how often this graph runs per inference (the product of the trip counts of the loops around it).
+void add_graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc, Analysis& a, bool main, double runs) {
   ModelTotals& t = a.totals;
   for (std::size_t ni = 0; ni < g.nodes.size(); ++ni) {
     const Node& n = g.nodes[ni];
@@ -11,40 +20,36 @@ void add_graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc, Analy
     (main ? t.nodes : t.subgraph_nodes) += 1;
     if (s.status[ni] == NodeStatus::Unknown && !find_op(n.domain, n.op_type)) t.unknown_nodes += 1;
     else if (!c.known) t.uncosted_nodes += 1;
-    t.macs += c.macs;
-    t.flops += c.flops;
-    t.bytes_read += c.bytes_read;
-    t.bytes_written += c.bytes_written;
-    t.params += c.params;
-    t.activations += c.activation_elems;
+    t.macs += c.macs * runs;
+    t.flops += c.flops * runs;
+    t.bytes_read += c.bytes_read * runs;
+    t.bytes_written += c.bytes_written * runs;
+    t.params = add_saturating(t.params, c.params, t.saturated);  // weights are stored once, whatever runs them
+    t.activations += c.activation_elems * runs;
     std::string key = n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type;
     OpTypeStats& st = a.by_op_type[key];
     st.count += 1;
-    st.macs += c.macs;
-    st.flops += c.flops;
-    st.bytes += c.bytes_read + c.bytes_written;
-    // Control flow: each body once. For If only the costlier branch runs.
+    st.macs += c.macs * runs;
+    st.flops += c.flops * runs;
+    st.bytes += (c.bytes_read + c.bytes_written) * runs;
+    if (!c.has_bodies) continue;
+    if (!c.trips_known) t.per_iteration_loops += 1;
     const auto& subs = gc.subgraphs[ni];
-    std::size_t k = 0, pick = 0;
-    if (n.op_type == "If" && subs.size() == 2) {
-      auto flops_of = [](const GraphCosts& x) { double f = 0; for (const auto& nc : x.nodes) f += nc.flops; return f; };
-      pick = flops_of(subs[1]) > flops_of(subs[0]) ? 1 : 0;
-    }
-    for (const auto& attr : n.attributes) {
+    const auto& sub_shapes = s.subgraphs[ni];
+    std::size_t k = 0;
+    std::vector<std::size_t> run = bodies_that_run(n, sub_shapes, subs);
+    for (const auto& attr : n.attributes)
       for (const auto& body : attr.graphs) {
-        bool counted = n.op_type != "If" || k == pick;
-        if (counted && k < subs.size() && k < s.subgraphs[ni].size() && !s.subgraphs[ni][k].values.empty())
-          add_graph(body, s.subgraphs[ni][k], subs[k], a, false);
+        if (std::find(run.begin(), run.end(), k) != run.end()) add_graph(body, sub_shapes[k], subs[k], a, false, runs * c.trips);
         ++k;
       }
-    }
   }
   for (const auto& v : s.values)
     if (v.estimated) t.estimated_values += 1;
   for (const auto& init : g.initializers) {
     std::uint64_t b = (init.num_elements() * std::uint64_t(dtype_bits(init.dtype)) + 7) / 8;
-    t.weight_bytes += b;
-    if (init.external) t.external_weight_bytes += b;
+    t.weight_bytes = add_saturating(t.weight_bytes, b, t.saturated);
+    if (init.external) t.external_weight_bytes = add_saturating(t.external_weight_bytes, b, t.saturated);
   }
 }
 
@@ -55,7 +60,9 @@ Analysis analyze(const Model& model, const AnalyzeOptions& options) {
   a.shapes = infer_shapes(model, options.dims);
   a.costs = compute_costs(model.graph, a.shapes.graph);
   a.liveness = peak_live_memory(model.graph, a.shapes.graph);
-  add_graph(model.graph, a.shapes.graph, a.costs, a, true);
+  add_graph(model.graph, a.shapes.graph, a.costs, a, true, 1);
+  if (a.totals.saturated || a.liveness.saturated)
+    a.shapes.warnings.push_back({"some totals pass 2^64 (parameters, weight or activation bytes): they are shown saturated at 2^64 - 1", {}});
   return a;
 }
 

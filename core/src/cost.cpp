@@ -27,6 +27,12 @@ GraphCosts costs_of(const Graph& g, const GraphShapes& s) {
     const OpSpec* spec = find_op(n.domain, n.op_type);
     c.cls = spec ? spec->cls : OpClass::Other;
     c.known = spec != nullptr && s.status[std::size_t(ni)] == NodeStatus::Inferred;
+    // The rule first: it may say that an input is read only in part.
+    if (spec) {
+      CostContext ctx(g, n, s.values);
+      spec->cost(ctx, spec->flops_per_element, c);
+    }
+    const bool moves_data = c.cls != OpClass::View && c.cls != OpClass::Metadata;
     bool all_const = true;
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       int v = n.inputs[i];
@@ -35,7 +41,9 @@ GraphCosts costs_of(const Graph& g, const GraphShapes& s) {
       const Value& val = g.values[std::size_t(v)];
       if (!vs.fully_known()) c.known = false;
       if (!vs.value && val.kind != ValueKind::Initializer) all_const = false;
-      if (c.cls != OpClass::View && c.cls != OpClass::Metadata) c.bytes_read += double(vs.bytes());
+      if (moves_data)
+        c.bytes_read += int(i) == c.partial_input ? read_elements(c, i, vs) * double(dtype_bits(vs.dtype)) / 8.0
+                                                 : double(vs.bytes());
       if (val.kind == ValueKind::Initializer && counts_as_param(n, i) && is_param_dtype(vs.dtype) &&
           !seen_weight[std::size_t(v)]) {
         seen_weight[std::size_t(v)] = true;
@@ -46,13 +54,9 @@ GraphCosts costs_of(const Graph& g, const GraphShapes& s) {
       if (v < 0) continue;
       const ValueShape& vs = s.values[std::size_t(v)];
       if (!vs.fully_known()) c.known = false;
-      if (c.cls != OpClass::View && c.cls != OpClass::Metadata) c.bytes_written += double(vs.bytes());
+      if (moves_data) c.bytes_written += double(vs.bytes());
     }
     c.folded = all_const && c.cls != OpClass::Control;
-    if (spec) {
-      CostContext ctx(g, n, s.values);
-      spec->cost(ctx, spec->flops_per_element, c);
-    }
     const auto& subs = s.subgraphs[std::size_t(ni)];
     std::size_t k = 0;
     for (const auto& a : n.attributes) {
@@ -62,13 +66,37 @@ GraphCosts costs_of(const Graph& g, const GraphShapes& s) {
         ++k;
       }
     }
-    if (k > 0) c.subgraph_once = true;
+    c.has_bodies = k > 0;
   }
   return gc;
+}
+
+double body_flops(const GraphCosts& x) {
+  double f = 0;
+  for (const auto& nc : x.nodes) f += nc.flops;
+  return f;
 }
 
 }  // namespace
 
 GraphCosts compute_costs(const Graph& graph, const GraphShapes& shapes) { return costs_of(graph, shapes); }
+
+std::vector<std::size_t> bodies_that_run(const Node& n, const std::vector<GraphShapes>& shapes,
+                                         const std::vector<GraphCosts>& costs) {
+  std::vector<std::size_t> run;
+  const bool is_if = n.op_type == "If";
+  std::size_t k = 0;
+  for (const auto& a : n.attributes)
+    for (std::size_t j = 0; j < a.graphs.size(); ++j, ++k) {
+      bool defined = is_if ? (a.name == "then_branch" || a.name == "else_branch") : a.name == "body";
+      if (defined && k < shapes.size() && k < costs.size() && !shapes[k].values.empty()) run.push_back(k);
+    }
+  // An If runs one branch: the costlier, when shape inference could not tell which.
+  if (is_if && run.size() == 2) {
+    std::size_t pick = body_flops(costs[run[1]]) > body_flops(costs[run[0]]) ? run[1] : run[0];
+    run.assign(1, pick);
+  }
+  return run;
+}
 
 }  // namespace perfcard

@@ -1,5 +1,6 @@
 #include "perfcard/liveness.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "perfcard/op_registry.h"
@@ -47,6 +48,10 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
   for (int v : g.outputs) touch(v, int(steps) - 1);
 
   std::vector<double> delta(steps + 2, 0.0);  // +2: a graph without nodes still has step 0 for its inputs
+  auto add = [&r](std::uint64_t& total, std::uint64_t b) {
+    if (total > UINT64_MAX - b) { total = UINT64_MAX; r.saturated = true; }
+    else total += b;
+  };
   for (std::size_t v = 0; v < nv; ++v) {
     if (!is_buffer[v]) continue;
     const ValueShape& vs = s.values[v];
@@ -54,15 +59,36 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
     double b = double(size_of(vs));
     delta[std::size_t(first[v])] += b;
     delta[std::size_t(last[v]) + 1] -= b;
-    if (g.values[v].kind == ValueKind::GraphInput) r.input_bytes += size_of(vs);
+    if (g.values[v].kind == ValueKind::GraphInput) add(r.input_bytes, size_of(vs));
   }
   for (int v : g.outputs)
-    if (s.values[std::size_t(v)].fully_known()) r.output_bytes += size_of(s.values[std::size_t(v)]);
+    if (s.values[std::size_t(v)].fully_known()) add(r.output_bytes, size_of(s.values[std::size_t(v)]));
+  // While a control-flow node runs, its bodies' buffers are alive on top of everything live around it:
+  // the largest body peak (a Loop reuses one iteration's buffers for the next; what it accumulates is in
+  // its outputs, counted already). Branches are taken at their larger peak: an upper bound.
+  std::vector<double> inside(steps, 0.0);
+  for (std::size_t i = 0; i < steps; ++i) {
+    const std::size_t ni = std::size_t(g.order[i]);
+    const Node& n = g.nodes[ni];
+    std::size_t k = 0;
+    for (const auto& a : n.attributes)
+      for (const auto& body : a.graphs) {
+        if (k < s.subgraphs[ni].size() && !s.subgraphs[ni][k].values.empty()) {
+          LivenessResult b = peak_live_memory(body, s.subgraphs[ni][k], float_bits);
+          inside[i] = std::max(inside[i], double(b.peak_bytes));
+          r.complete = r.complete && b.complete;
+          r.saturated = r.saturated || b.saturated;
+        }
+        ++k;
+      }
+  }
   double live = 0;
   for (std::size_t i = 0; i < steps; ++i) {
     live += delta[i];
-    if (live > double(r.peak_bytes)) {  // saturates: a sum of huge buffers can pass 2^64 bytes
-      r.peak_bytes = live >= 18446744073709551615.0 ? UINT64_MAX : std::uint64_t(live);
+    const double at = live + inside[i];
+    if (at > double(r.peak_bytes)) {  // saturates: a sum of huge buffers can pass 2^64 bytes
+      r.peak_bytes = at >= 18446744073709551615.0 ? UINT64_MAX : std::uint64_t(at);
+      if (at >= 18446744073709551615.0) r.saturated = true;
       r.peak_step = int(i);
     }
   }

@@ -151,10 +151,10 @@ constexpr OpSpec kOps[] = {
     {"", "Transpose", C::DataMovement, rule_transpose, cost_none, 0},
     {"", "Concat", C::DataMovement, rule_concat, cost_none, 0},
     {"", "Split", C::DataMovement, rule_split, cost_none, 0},
-    {"", "Slice", C::DataMovement, rule_slice, cost_none, 0},
-    {"", "Gather", C::DataMovement, rule_gather, cost_none, 0},
-    {"", "GatherElements", C::DataMovement, rule_gather_elements, cost_none, 0},
-    {"", "GatherND", C::DataMovement, rule_gather_nd, cost_none, 0},
+    {"", "Slice", C::DataMovement, rule_slice, cost_indexed_read, 0},
+    {"", "Gather", C::DataMovement, rule_gather, cost_indexed_read, 0},
+    {"", "GatherElements", C::DataMovement, rule_gather_elements, cost_indexed_read, 0},
+    {"", "GatherND", C::DataMovement, rule_gather_nd, cost_indexed_read, 0},
     {"", "ScatterND", C::DataMovement, rule_same_as_first, cost_none, 0},
     {"", "ScatterElements", C::DataMovement, rule_same_as_first, cost_none, 0},
     {"", "Scatter", C::DataMovement, rule_same_as_first, cost_none, 0},
@@ -207,8 +207,8 @@ constexpr OpSpec kOps[] = {
     {"", "DynamicQuantizeLinear", C::Quantize, rule_dynamic_quantize, cost_per_output, 6},
     // ---- control flow: bodies are costed as subgraphs
     {"", "If", C::Control, rule_if, cost_none, 0},
-    {"", "Loop", C::Control, rule_loop, cost_none, 0},
-    {"", "Scan", C::Control, rule_scan, cost_none, 0},
+    {"", "Loop", C::Control, rule_loop, cost_loop, 0},
+    {"", "Scan", C::Control, rule_scan, cost_scan, 0},
 };
 
 }  // namespace

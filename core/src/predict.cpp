@@ -68,6 +68,9 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
                       const RooflineConstants& constants, const CarbonTable& carbon, const PredictOptions& opt) {
   PredictResult res;
   if (opt.batches.empty()) throw Error("no batch size given");
+  if (opt.batches.size() > kMaxBatchSizes)
+    throw Error(std::to_string(opt.batches.size()) + " batch sizes given; at most " + std::to_string(kMaxBatchSizes) +
+                " per prediction");
   for (auto b : opt.batches)
     if (b <= 0 || b > (std::int64_t{1} << 24)) throw Error("batch " + std::to_string(b) + " is out of range (1 .. 2^24)");
   res.batch_symbol = find_batch_symbol(model);
@@ -80,8 +83,11 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
   res.region_code = opt.grid_g_per_kwh ? "custom" : region.code;
   res.grid_g_per_kwh = opt.grid_g_per_kwh.value_or(region.g_per_kwh);
   res.pue = opt.pue.value_or(carbon.default_pue());
-  if (res.grid_g_per_kwh < 0 || res.pue < 1) throw Error("grid intensity must be >= 0 and PUE >= 1");
-  if (opt.latency_target_ms && !(*opt.latency_target_ms > 0)) throw Error("latency target must be positive");
+  // Written so that NaN fails too (every comparison with NaN is false).
+  if (!(res.grid_g_per_kwh >= 0) || !std::isfinite(res.grid_g_per_kwh) || !(res.pue >= 1) || !std::isfinite(res.pue))
+    throw Error("grid intensity must be a finite number >= 0 and PUE a finite number >= 1");
+  if (opt.latency_target_ms && !(*opt.latency_target_ms > 0 && std::isfinite(*opt.latency_target_ms)))
+    throw Error("latency target must be a finite number > 0");
   const auto devices = select_devices(catalog, opt.devices);
 
   for (std::int64_t batch : batches) {
@@ -172,7 +178,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
             cached = slice_latency.emplace(slices, predictor.predict(mi).latency_ms).first;
           }
           m.latency_ms = cached->second * (opt.mode == Mode::Training ? 3 : 1);
-          m.throughput_per_s = double(samples) / (m.latency_ms / 1e3);
+          m.throughput_per_s = m.latency_ms > 0 ? double(samples) / (m.latency_ms / 1e3) : 0;
           m.meets_target = !opt.latency_target_ms || m.latency_ms <= *opt.latency_target_ms;
           m.instances = prof.max_instances;
           m.total_throughput_per_s = m.throughput_per_s * prof.max_instances;
@@ -240,7 +246,7 @@ nlohmann::json predict_to_json(const PredictResult& r) {
       json ks = json::array();
       for (const auto& k : p.kernels)
         ks.push_back({{"name", k.name}, {"op_type", k.op_type}, {"time_ms", k.time_ms}, {"compute_ms", k.compute_ms},
-                      {"memory_ms", k.memory_ms}, {"flops", k.flops}, {"bytes", k.bytes}});
+                      {"memory_ms", k.memory_ms}, {"flops", k.flops}, {"bytes", k.bytes}, {"repeat", k.repeat}});
       row["kernels"] = ks;
     }
     row["warnings"] = p.warnings;

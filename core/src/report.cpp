@@ -83,7 +83,7 @@ json nodes_json(const Graph& g, const GraphShapes& s, const GraphCosts& gc) {
     j["shape_status"] = status;
     j["cost_known"] = c.known;
     if (c.folded) j["folded"] = true;
-    if (c.subgraph_once) {
+    if (c.has_bodies) {
       json subs = json::array();
       std::size_t k = 0;
       for (const auto& a : n.attributes)
@@ -96,7 +96,9 @@ json nodes_json(const Graph& g, const GraphShapes& s, const GraphCosts& gc) {
           ++k;
         }
       j["subgraphs"] = subs;
-      j["subgraphs_counted_once"] = true;
+      // How often the bodies run per inference; null (and counted once, per iteration) when unknown.
+      j["trips"] = c.trips_known ? json(c.trips) : json(nullptr);
+      if (!c.trips_known) j["subgraphs_counted_once"] = true;
     }
     arr.push_back(std::move(j));
   }
@@ -158,6 +160,8 @@ json analysis_to_json(const Model& m, const Analysis& a, bool per_node) {
   tot["unknown_nodes"] = t.unknown_nodes;
   tot["uncosted_nodes"] = t.uncosted_nodes;
   tot["estimated_values"] = t.estimated_values;
+  tot["per_iteration_loops"] = t.per_iteration_loops;
+  tot["saturated"] = t.saturated || a.liveness.saturated;
   j["totals"] = tot;
 
   json ops = json::array();

@@ -139,24 +139,23 @@ class Builder {
  public:
   Builder(const RuntimeConstants& rt, Precision p) : rt_(rt), bits_(precision_bits(p)) {}
 
-  void graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc) {
+  // `runs`: how often this graph runs per inference (the trip counts of the loops around it).
+  void graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc, double runs = 1) {
     std::vector<int> kernel_of_value(g.values.size(), -1);
     std::vector<std::size_t> mine;  // kernels opened by this graph (bodies of control flow open their own)
     for (int ni : g.order) {
       const Node& n = g.nodes[std::size_t(ni)];
       const NodeCost& c = gc.nodes[std::size_t(ni)];
       if (c.cls == OpClass::Control) {
-        std::size_t k = 0, pick = 0;
+        if (!c.has_bodies) continue;
+        if (!c.trips_known) ++per_iteration_;
         const auto& subs = gc.subgraphs[std::size_t(ni)];
-        if (n.op_type == "If" && subs.size() == 2) {
-          auto f = [](const GraphCosts& x) { double t = 0; for (const auto& nc : x.nodes) t += nc.flops; return t; };
-          pick = f(subs[1]) > f(subs[0]) ? 1 : 0;
-        }
+        const auto& sub_shapes = s.subgraphs[std::size_t(ni)];
+        std::vector<std::size_t> run = bodies_that_run(n, sub_shapes, subs);
+        std::size_t k = 0;
         for (const auto& attr : n.attributes)
           for (const auto& body : attr.graphs) {
-            if ((n.op_type != "If" || k == pick) && k < s.subgraphs[std::size_t(ni)].size() &&
-                !s.subgraphs[std::size_t(ni)][k].values.empty())
-              graph(body, s.subgraphs[std::size_t(ni)][k], subs[k]);
+            if (std::find(run.begin(), run.end(), k) != run.end()) graph(body, sub_shapes[k], subs[k], runs * c.trips);
             ++k;
           }
         continue;
@@ -209,13 +208,16 @@ class Builder {
       Kernel k;
       k.p.first = &n;
       k.p.cls = c.cls;
-      k.p.flops = c.flops;
+      k.p.flops = c.flops - c.steps.count * c.steps.flops;
+      k.p.repeat = runs;
       const int previous = int(kernels_.size()) - 1;
-      for (int v : n.inputs)
-        if (v >= 0) {
-          k.p.bytes += value_bytes(s.values[std::size_t(v)]);
-          if (previous >= 0 && kernel_of_value[std::size_t(v)] == previous) k.p.reuse_bytes += value_bytes(s.values[std::size_t(v)]);
-        }
+      for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+        const int v = n.inputs[i];
+        if (v < 0) continue;
+        const double b = input_bytes(c, i, s.values[std::size_t(v)]);
+        k.p.bytes += b;
+        if (previous >= 0 && kernel_of_value[std::size_t(v)] == previous) k.p.reuse_bytes += b;
+      }
       for (int v : n.outputs) if (v >= 0) k.p.bytes += value_bytes(s.values[std::size_t(v)]);
       shape_gemm(n, s, c, k);
       k.fuse_target = c.cls != OpClass::DataMovement && c.cls != OpClass::Other;
@@ -224,6 +226,7 @@ class Builder {
       for (int v : n.outputs) if (v >= 0) { kernel_of_value[std::size_t(v)] = idx; k.produced.push_back(v); }
       kernels_.push_back(std::move(k));
       mine.push_back(std::size_t(idx));
+      if (c.steps.count > 0) add_steps(n, c, runs);
     }
     // A tensor made and used only inside one fused kernel never reaches memory: take back its write
     // (its in-kernel reads were never counted).
@@ -245,17 +248,39 @@ class Builder {
 
   std::vector<Kernel>& kernels() { return kernels_; }
   std::size_t untimed() const { return untimed_; }
+  std::size_t per_iteration() const { return per_iteration_; }
 
  private:
   const RuntimeConstants& rt_;
   int bits_;
   std::vector<Kernel> kernels_;
   std::size_t untimed_ = 0;
+  std::size_t per_iteration_ = 0;
 
   // Floating tensors move at the requested precision; integer tensors (indices, shapes) as they are.
   double value_bytes(const ValueShape& v) const {
     if (dtype_is_float(v.dtype)) return double(v.elements()) * bits_ / 8.0;
     return double(v.bytes());
+  }
+  // What the node reads of its input i: all of it, or the indexed part (see NodeCost::partial_input).
+  double input_bytes(const NodeCost& c, std::size_t i, const ValueShape& v) const {
+    if (int(i) != c.partial_input) return value_bytes(v);
+    return read_elements(c, i, v) * (dtype_is_float(v.dtype) ? bits_ : dtype_bits(v.dtype)) / 8.0;
+  }
+
+  // The sequential part of a recurrent op: one kernel per time step, in order, after its parallel part.
+  void add_steps(const Node& n, const NodeCost& c, double runs) {
+    Kernel k;
+    k.p.first = &n;
+    k.p.cls = c.cls;
+    k.p.flops = c.steps.flops;
+    k.p.bytes = c.steps.elements * bits_ / 8.0;
+    k.p.repeat = runs * c.steps.count;
+    k.p.gemm_like = c.steps.gemm_m > 0;
+    k.p.gemm_m = c.steps.gemm_m;
+    k.p.gemm_n = c.steps.gemm_n;
+    k.p.gemm_k = c.steps.gemm_k;
+    kernels_.push_back(std::move(k));
   }
 
   static bool other_is_weight(const Graph& g, const Node& n, int v) {
@@ -265,6 +290,13 @@ class Builder {
   }
 
   static void shape_gemm(const Node& n, const GraphShapes& s, const NodeCost& c, Kernel& k) {
+    if (c.gemm_m > 0) {  // the cost rule knows the product better than the output does
+      k.p.gemm_like = true;
+      k.p.gemm_m = c.gemm_m;
+      k.p.gemm_n = c.gemm_n;
+      k.p.gemm_k = c.gemm_k;
+      return;
+    }
     if (c.macs <= 0 || n.outputs.empty() || n.outputs[0] < 0) return;
     const ValueShape& y = s.values[std::size_t(n.outputs[0])];
     if (!y.fully_known() || y.elements() == 0) return;
@@ -302,6 +334,7 @@ KernelPlan plan_kernels(const Model& model, const Analysis& analysis, const Roof
   plan.runtime = rt.name;
   plan.precision = precision;
   plan.untimed = b.untimed();
+  plan.per_iteration = b.per_iteration();
   plan.kernels.reserve(b.kernels().size());
   for (auto& k : b.kernels()) plan.kernels.push_back(k.p);
   return plan;
@@ -324,6 +357,9 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     throw Error("runtime '" + rt.name + "' runs on " + rt.kind + "s, but '" + device.id + "' is a " + device.kind);
   if (plan.untimed > 0)
     r.warnings.push_back(std::to_string(plan.untimed) + " nodes have unknown shapes or no cost rule; their time is not counted");
+  if (plan.per_iteration > 0)
+    r.warnings.push_back(std::to_string(plan.per_iteration) +
+                         " loops run an unknown number of times; their bodies are timed once (per iteration)");
 
   const bool cpu_runtime = rt.kind == "cpu";
   double compute_scale = opt.compute_scale, bandwidth_scale = opt.bandwidth_scale;
@@ -386,13 +422,22 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     double dram_bytes = bytes;
     if (l2_on && k.reuse_bytes > 0) dram_bytes -= std::min({k.reuse_bytes, l2_bytes, bytes}) * l2_saving;
     const double memory_ms = dram_bytes * ms_per_byte;
-    const double time_ms = std::max({compute_ms, memory_ms, launch_ms});
-    double intensity = std::max(flops * inv_peak, bytes * inv_bw) * 1e3 / time_ms;
+    const double one_ms = std::max({compute_ms, memory_ms, launch_ms});
+    const double n = k.repeat, time_ms = n * one_ms;
+    double intensity = std::max(flops * inv_peak, bytes * inv_bw) * 1e3 / one_ms;
     weighted_intensity += std::min(1.0, intensity) * time_ms;
     r.gpu_busy_ms += time_ms;
     // The host issues kernels one after another; a kernel starts when issued and the device is free.
-    cpu_t += dispatch_ms;
-    gpu_t = cpu_runtime ? gpu_t + dispatch_ms + time_ms : std::max(cpu_t, gpu_t) + time_ms;
+    // n runs in a row: the device finishes at the latest of its own queue, the first issue, or the last
+    // issue, each followed by the runs still to do (the closed form of n single steps).
+    if (cpu_runtime) {
+      cpu_t += n * dispatch_ms;
+      gpu_t += n * (dispatch_ms + one_ms);
+    } else if (n > 0) {
+      const double issued = cpu_t;
+      cpu_t += n * dispatch_ms;
+      gpu_t = std::max({gpu_t + n * one_ms, issued + dispatch_ms + n * one_ms, cpu_t + one_ms});
+    }
     if (opt.keep_kernels) {
       KernelTime t;
       t.name = k.first->name.empty() ? k.first->display_name() : k.first->name;
@@ -400,6 +445,7 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
       t.cls = k.cls;
       t.flops = flops;
       t.bytes = bytes;
+      t.repeat = n;
       t.compute_ms = compute_ms;
       t.memory_ms = memory_ms;
       t.time_ms = time_ms;

@@ -64,6 +64,12 @@ def cost(n: Node) -> dict:
         out["flops"] = k * max(float(t.elements) for t in n.outputs)
     elif rule in ("cost_per_input", "cost_reduce", "cost_global_pool"):
         out["flops"] = k * float(n.inputs[0].elements)
+    elif rule == "cost_indexed_read":
+        # the data input moves only the elements it is indexed at: one per output element (the core's
+        # cost_indexed_read; this file goes when the tables take their costs from `perfcard features`)
+        d = n.inputs[0]
+        if d.elements:
+            out["bytes_read"] += min(float(y.elements), float(d.elements)) * d.bytes / d.elements - d.bytes
     elif rule == "cost_none":
         pass
     else:

@@ -11,6 +11,15 @@
 
 namespace perfcard {
 
+// Work an op does one step after another (the time steps of a recurrent op): `count` kernels of this size
+// run in order after the op's parallel part. Elements are those the step moves, at the model's dtypes.
+struct SequentialSteps {
+  double count = 0;
+  double flops = 0;
+  double elements = 0;
+  double gemm_m = 0, gemm_n = 0, gemm_k = 0;  // the step's matrix product
+};
+
 struct NodeCost {
   double macs = 0;            // multiply-accumulates of conv/matmul-like work
   double flops = 0;           // all floating/integer arithmetic, 2 per MAC
@@ -21,8 +30,26 @@ struct NodeCost {
   OpClass cls = OpClass::Other;
   bool known = true;          // false: no rule, or unknown shapes; the figures are a lower bound
   bool folded = false;        // every input is constant: a runtime folds it at load time
-  bool subgraph_once = false; // control flow whose bodies were counted once
+  // Ops that read only the indexed part of one input (a Gather from an embedding table, a Slice of a
+  // constant table): that input moves `partial_elements` of its elements, not all of them.
+  int partial_input = -1;
+  double partial_elements = 0;
+  // The matrix product of the op's parallel part when its output does not tell it (a recurrent op's
+  // input projection: seq x batch rows); 0: derived from the output.
+  double gemm_m = 0, gemm_n = 0, gemm_k = 0;
+  SequentialSteps steps;      // count 0: the op is one parallel kernel
+  // Control flow: the bodies that run, run `trips` times (Loop trip count, Scan length, 1 for If).
+  // trips_known false: the count is not known before running; bodies are counted once (per iteration).
+  double trips = 1;
+  bool trips_known = true;
+  bool has_bodies = false;    // control flow with graph attributes
 };
+
+// Elements of input `i` (shape `v`) that the node reads: all of them unless the cost rule says otherwise.
+inline double read_elements(const NodeCost& c, std::size_t i, const ValueShape& v) {
+  const double all = double(v.elements());
+  return int(i) == c.partial_input && c.partial_elements < all ? c.partial_elements : all;
+}
 
 // What cost rules see: the node with its inferred input and output types.
 class CostContext {
@@ -51,5 +78,12 @@ struct GraphCosts {
 };
 
 GraphCosts compute_costs(const Graph& graph, const GraphShapes& shapes);
+
+// The graph attributes of a control-flow node that run, by their index among the node's graphs (attribute
+// order): Loop's and Scan's body; for If the costlier of then_branch and else_branch that shape inference
+// kept (it drops the branch a known condition never takes). Graph attributes the op does not define never
+// run. `shapes` and `costs` are the node's per-body results.
+std::vector<std::size_t> bodies_that_run(const Node& n, const std::vector<GraphShapes>& shapes,
+                                         const std::vector<GraphCosts>& costs);
 
 }  // namespace perfcard

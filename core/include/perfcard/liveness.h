@@ -1,4 +1,4 @@
-// Peak live activation memory over the execution order. View ops (Reshape, Squeeze, ...) alias their
+// Peak live activation memory over the execution order, control-flow bodies included. View ops (Reshape, Squeeze, ...) alias their
 // input, as in eager runtimes, so they extend a buffer's life instead of allocating a new one.
 #pragma once
 
@@ -16,6 +16,7 @@ struct LivenessResult {
   std::uint64_t input_bytes = 0;
   std::uint64_t output_bytes = 0;
   bool complete = true;             // false when some activation's size is unknown
+  bool saturated = false;           // a figure passed 2^64 bytes and stopped there
 };
 
 // float_bits > 0 counts floating tensors at that width (the precision a predictor runs the model at).

@@ -15,6 +15,9 @@
 
 namespace perfcard {
 
+// More batch sizes than a table can show only make a huge document (10,000 would be 360 MB of JSON).
+inline constexpr std::size_t kMaxBatchSizes = 64;
+
 struct PredictOptions {
   std::vector<std::string> devices;          // ids; empty or {"all"}: every GPU; "cpus": every CPU
   std::vector<std::int64_t> batches = {1};

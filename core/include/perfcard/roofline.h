@@ -80,8 +80,10 @@ struct KernelTime {
   std::string name;             // first node of the kernel
   std::string op_type;
   OpClass cls = OpClass::Other;
-  double flops = 0, bytes = 0;
-  double compute_ms = 0, memory_ms = 0, time_ms = 0;
+  double flops = 0, bytes = 0;   // of one run
+  double repeat = 1;             // runs in a row (recurrent time steps, loop iterations)
+  double compute_ms = 0, memory_ms = 0;  // of one run
+  double time_ms = 0;            // of every run together
   bool compute_bound = false;
 };
 
@@ -121,6 +123,7 @@ struct PlannedKernel {
   double gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_batch = 1;
   bool gemm_like = false;
   bool conv = false;
+  double repeat = 1;            // runs one after another: recurrent time steps, loop iterations
 };
 
 struct KernelPlan {
@@ -128,6 +131,7 @@ struct KernelPlan {
   Precision precision = Precision::FP16;
   std::vector<PlannedKernel> kernels;
   std::size_t untimed = 0;      // nodes with unknown shapes or no cost rule
+  std::size_t per_iteration = 0;  // loops with an unknown trip count: bodies timed once
 };
 
 KernelPlan plan_kernels(const Model& model, const Analysis& analysis, const RooflineConstants& constants,

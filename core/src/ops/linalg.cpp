@@ -154,8 +154,11 @@ void rule_matmul(ShapeContext& c) {
   const ValueShape& a = c.input(ia);
   const ValueShape& b = c.input(ib);
   DType t = op == "QLinearMatMul" ? c.input(7).dtype : op == "MatMulInteger" ? DType::Int32 : a.dtype;
+  // A scalar operand is wrong whatever the other's rank (numpy's matmul refuses it), and checking it
+  // first keeps a declared output shape from carrying a rank-0 operand on to the cost rule.
+  for (auto [s, name] : {std::pair{&a, "A"}, std::pair{&b, "B"}})
+    if (s->rank == 0) c.fail("input " + std::string(name) + " is a scalar (rank 0); " + op + " needs rank >= 1");
   if (a.rank < 0 || b.rank < 0) return c.set_output(0, ValueShape{t, -1, {}, nullptr, false});
-  if (a.rank == 0 || b.rank == 0) c.fail("MatMul of a scalar");
   std::vector<std::int64_t> da = a.dims, db = b.dims;
   bool va = da.size() == 1, vb = db.size() == 1;
   if (va) da.insert(da.begin(), 1);
@@ -191,12 +194,14 @@ struct EinsumSpec {
   std::string output;
 };
 
-// Parses an einsum equation; ellipses become the reserved letters '0'..'9' (up to 10 broadcast dims).
-EinsumSpec parse_einsum(ShapeContext& c, std::size_t ell_rank_max) {
+// Parses an einsum equation for operands of the given ranks (-1: unknown); ellipses become the reserved
+// letters '0'..'9' (up to 10 broadcast dims). Returns what is wrong, "" when nothing is. Shared by the
+// shape rule and the cost rule, so that both read the same letters.
+std::string parse_einsum(const std::string& equation, const std::vector<int>& ranks, EinsumSpec& s) {
+  constexpr std::size_t ell_rank_max = 10;
   std::string eq;
-  for (char ch : c.node().attr_string("equation", "")) if (ch != ' ') eq += ch;
-  if (eq.empty()) c.fail("Einsum without an equation");
-  EinsumSpec s;
+  for (char ch : equation) if (ch != ' ') eq += ch;
+  if (eq.empty()) return "Einsum without an equation";
   std::string lhs = eq, rhs;
   bool explicit_out = false;
   if (auto p = eq.find("->"); p != std::string::npos) { lhs = eq.substr(0, p); rhs = eq.substr(p + 2); explicit_out = true; }
@@ -207,16 +212,16 @@ EinsumSpec parse_einsum(ShapeContext& c, std::size_t ell_rank_max) {
     if (p == std::string::npos) break;
     start = p + 1;
   }
-  if (s.inputs.size() != c.num_inputs()) c.fail("Einsum equation names " + std::to_string(s.inputs.size()) + " operands for " + std::to_string(c.num_inputs()) + " inputs");
+  if (s.inputs.size() != ranks.size())
+    return "Einsum equation names " + std::to_string(s.inputs.size()) + " operands for " + std::to_string(ranks.size()) + " inputs";
   std::size_t ell_rank = 0;
   for (std::size_t i = 0; i < s.inputs.size(); ++i) {
     auto& term = s.inputs[i];
     auto p = term.find("...");
     if (p == std::string::npos) continue;
-    const ValueShape& in = c.input(i);
     std::size_t letters = term.size() - 3;
-    std::size_t k = in.rank >= 0 && std::size_t(in.rank) >= letters ? std::size_t(in.rank) - letters : 0;
-    if (k > ell_rank_max) c.fail("Einsum ellipsis covers too many dims");
+    std::size_t k = ranks[i] >= 0 && std::size_t(ranks[i]) >= letters ? std::size_t(ranks[i]) - letters : 0;
+    if (k > ell_rank_max) return "Einsum ellipsis covers too many dims";
     ell_rank = std::max(ell_rank, k);
     std::string rep;
     for (std::size_t j = 0; j < k; ++j) rep += char('0' + (ell_rank_max - k + j));
@@ -233,7 +238,7 @@ EinsumSpec parse_einsum(ShapeContext& c, std::size_t ell_rank_max) {
     s.output = ell_all;
     for (auto& [ch, n] : count) if (n == 1 && std::isalpha(static_cast<unsigned char>(ch))) s.output += ch;
   }
-  return s;
+  return {};
 }
 
 std::map<char, std::int64_t> einsum_sizes(ShapeContext& c, const EinsumSpec& s) {
@@ -257,7 +262,10 @@ std::map<char, std::int64_t> einsum_sizes(ShapeContext& c, const EinsumSpec& s) 
 }  // namespace
 
 void rule_einsum(ShapeContext& c) {
-  EinsumSpec s = parse_einsum(c, 10);
+  std::vector<int> ranks;
+  for (std::size_t i = 0; i < c.num_inputs(); ++i) ranks.push_back(c.input_if(i) ? c.input_if(i)->rank : -1);
+  EinsumSpec s;
+  if (std::string problem = parse_einsum(c.node().attr_string("equation", ""), ranks, s); !problem.empty()) c.fail(problem);
   auto size = einsum_sizes(c, s);
   std::vector<std::int64_t> out;
   for (char ch : s.output) {
@@ -390,9 +398,12 @@ void cost_matmul(const CostContext& c, double, NodeCost& out) {
   const std::string& op = c.node().op_type;
   const ValueShape& a = c.input(0);
   const ValueShape& y = c.output(0);
-  if (!a.fully_known() || !y.fully_known()) { out.known = false; return; }
+  // The rank tests guard declared shapes that filled in where the rule could not tell (unknown operand
+  // ranks): the cost must not read dims the operand does not have.
+  const bool gemm = op == "Gemm";
+  if (!a.fully_known() || !y.fully_known() || (gemm ? a.rank != 2 : a.rank < 1)) { out.known = false; return; }
   double k;
-  if (op == "Gemm") k = double(a.dims[c.node().attr_int("transA", 0) ? 0 : 1]);
+  if (gemm) k = double(a.dims[c.node().attr_int("transA", 0) ? 0 : 1]);
   else k = double(a.dims.back());
   out.macs = double(y.elements()) * k;
   out.flops = 2 * out.macs;
@@ -401,16 +412,20 @@ void cost_matmul(const CostContext& c, double, NodeCost& out) {
 }
 
 void cost_einsum(const CostContext& c, double, NodeCost& out) {
-  // MACs = product of the sizes of every letter of the equation (each output element sums over the rest).
-  std::string eq = c.node().attr_string("equation", "");
+  // MACs = product of the sizes of every letter of the equation, the ellipsis' dims included (each output
+  // element sums over the rest), as for the MatMul the equation stands for.
+  std::vector<int> ranks;
+  for (std::size_t i = 0; i < c.num_inputs(); ++i) {
+    if (!c.input(i).fully_known()) { out.known = false; return; }
+    ranks.push_back(c.input(i).rank);
+  }
+  EinsumSpec s;
+  if (!parse_einsum(c.node().attr_string("equation", ""), ranks, s).empty()) { out.known = false; return; }
   std::map<char, std::int64_t> size;
-  std::string lhs = eq.substr(0, eq.find("->"));
-  std::size_t op = 0, pos = 0;
-  for (char ch : lhs) {
-    if (ch == ',') { ++op; pos = 0; continue; }
-    if (ch == ' ' || ch == '.') { if (ch == '.') out.known = false; continue; }
-    if (op >= c.num_inputs() || !c.input(op).fully_known() || pos >= c.input(op).dims.size()) { out.known = false; return; }
-    size[ch] = std::max(size[ch], c.input(op).dims[pos++]);
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) {
+    if (s.inputs[i].size() != c.input(i).dims.size()) { out.known = false; return; }
+    for (std::size_t k = 0; k < s.inputs[i].size(); ++k)
+      size[s.inputs[i][k]] = std::max(size[s.inputs[i][k]], c.input(i).dims[k]);
   }
   double m = 1;
   for (auto& [ch, d] : size) m *= double(d);
@@ -486,6 +501,20 @@ void cost_rnn(const CostContext& c, double k, NodeCost& out) {
   out.macs = seq * batch * dirs * gate_rows * (input + hidden);
   out.flops = 2 * out.macs + k * seq * batch * dirs * gate_rows;
   out.activation_elems = c.output_elements(0);
+  // Runtimes (cuDNN, onnxruntime) project every time step's input in one GEMM, then run the recurrence
+  // one step after another: per step a [batch x hidden] by [hidden x gates*hidden] product per direction
+  // and the gate maths, reading R and the state and writing the new state (and this step's Y).
+  if (seq < 1) return;
+  out.gemm_m = seq * batch;
+  out.gemm_n = dirs * gate_rows;
+  out.gemm_k = input;
+  out.steps.count = seq;
+  out.steps.gemm_m = batch;
+  out.steps.gemm_n = dirs * gate_rows;
+  out.steps.gemm_k = hidden;
+  out.steps.flops = 2 * batch * dirs * gate_rows * hidden + k * batch * dirs * gate_rows;
+  const double state = batch * dirs * hidden * (c.node().op_type == "LSTM" ? 2 : 1);
+  out.steps.elements = dirs * gate_rows * hidden + batch * dirs * gate_rows + 2 * state + batch * dirs * hidden;
 }
 
 // DFT: an FFT's 5 n log2(n) FLOPs per transformed signal of length n (n = the longer of input and output

@@ -108,7 +108,7 @@ void rule_loop(ShapeContext& c) {
   const Graph& g = body(c, "body");
   std::vector<std::int64_t> m;
   std::int64_t trips = c.has_input(0) && c.input_ints(0, m) && m.size() == 1 ? m[0] : -1;
-  if (trips > (std::int64_t{1} << 40)) trips = -1;  // INT64_MAX: a while loop, bounded by its condition only
+  if (trips > kMaxTrips) trips = -1;
   bool trips_estimated = trips >= 0 && c.input(0).estimated;
   std::vector<std::int64_t> cond0;
   bool cond_true = !c.has_input(1) || (c.input_ints(1, cond0) && cond0.size() == 1 && cond0[0] != 0);
@@ -167,8 +167,12 @@ void rule_loop(ShapeContext& c) {
   if (grown)
     c.warn("Loop-carried values grow every iteration; their final size is initial + trip count x growth" +
            std::string(trips_estimated ? " (an upper bound: the trip count depends on the data)" : ""));
-  if (trips < 0 && outs.size() > 1 + carried)
-    c.warn("Loop trip count is not known before running; scan outputs keep an unknown leading dim");
+  if (trips < 0)
+    c.warn(std::string("Loop trip count is not known before running: its body is costed once, per iteration") +
+           (outs.size() > 1 + carried ? "; scan outputs keep an unknown leading dim" : ""));
+  else if (trips_estimated && trips > 0)
+    c.warn("Loop trip count " + std::to_string(trips) +
+           " is an upper bound (the loop may stop sooner on a condition that depends on the data): its cost counts every iteration");
   for (std::size_t k = 1 + carried; k < outs.size(); ++k) {
     ValueShape s = outs[k];
     s.value.reset();
@@ -203,6 +207,7 @@ void rule_scan(ShapeContext& c) {
     ins.push_back(std::move(s));
   }
   auto outs = c.run_subgraph(g, ins);
+  if (length < 0) c.warn("Scan length is not known before running: its body is costed once, per iteration");
   for (std::size_t i = 0; i < outs.size(); ++i) {
     ValueShape s = outs[i];
     s.value.reset();
@@ -216,6 +221,35 @@ void rule_scan(ShapeContext& c) {
     }
     c.set_output(i, std::move(s));
   }
+}
+
+// Loop: the body runs M times when M is known (a constant, or folded from shapes). A body condition that
+// can stop it sooner makes M an upper bound, which rule_loop says. INT64_MAX or no M: a while loop, whose
+// count is not known before running.
+void cost_loop(const CostContext& c, double, NodeCost& out) {
+  out.trips_known = false;
+  const ValueShape& m = c.input(0);
+  if (m.value && !m.value->is_float && m.value->ints.size() == 1 && m.value->ints[0] >= 0 &&
+      m.value->ints[0] <= kMaxTrips) {
+    out.trips = double(m.value->ints[0]);
+    out.trips_known = true;
+  }
+}
+
+// Scan: the body runs once per slice of the scan inputs along their scan axis.
+void cost_scan(const CostContext& c, double, NodeCost& out) {
+  out.trips_known = false;
+  std::int64_t n_scan = c.node().attr_int("num_scan_inputs", 0);
+  if (n_scan <= 0 || std::size_t(n_scan) > c.num_inputs()) return;
+  const std::size_t first = c.num_inputs() - std::size_t(n_scan);
+  const ValueShape& x = c.input(first);
+  std::vector<std::int64_t> axes = c.node().attr_ints("scan_input_axes");
+  std::int64_t ax = axes.empty() ? 0 : axes[0];
+  if (x.rank <= 0 || ax < -x.rank || ax >= x.rank) return;
+  std::int64_t len = x.dims[std::size_t(ax < 0 ? ax + x.rank : ax)];
+  if (len < 0) return;
+  out.trips = double(len);
+  out.trips_known = true;
 }
 
 }  // namespace perfcard::ops

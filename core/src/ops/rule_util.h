@@ -38,6 +38,9 @@ inline std::int64_t wrap_mul(std::int64_t a, std::int64_t b) { return std::int64
 bool fold_binary(ShapeContext& c, DType out_type, const std::function<double(double, double)>& f,
                  const std::function<std::int64_t(std::int64_t, std::int64_t)>& fi);
 
+// A Loop trip count above this is a while loop bounded by its condition only (exporters write INT64_MAX).
+constexpr std::int64_t kMaxTrips = std::int64_t{1} << 40;
+
 // Limits how many elements rules fold: contents are kept only for shape-sized tensors.
 constexpr std::size_t kFoldLimit = 4096;
 

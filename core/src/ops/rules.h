@@ -54,6 +54,7 @@ void rule_dft(ShapeContext&);
 void rule_det(ShapeContext&);
 void rule_max_roi_pool(ShapeContext&);
 void rule_max_unpool(ShapeContext&);
+void cost_indexed_read(const CostContext&, double, NodeCost&);
 
 // linalg.cpp
 void rule_conv(ShapeContext&);
@@ -87,5 +88,7 @@ void rule_qlinear_binary(ShapeContext&);
 void rule_if(ShapeContext&);
 void rule_loop(ShapeContext&);
 void rule_scan(ShapeContext&);
+void cost_loop(const CostContext&, double, NodeCost&);
+void cost_scan(const CostContext&, double, NodeCost&);
 
 }  // namespace perfcard::ops

@@ -893,4 +893,12 @@ void rule_max_unpool(ShapeContext& c) {
   c.set_output(0, ValueShape::of(x.dtype, out));
 }
 
+// Gather, GatherElements, GatherND, Slice: every output element is one element read from the data input
+// (an embedding lookup reads its rows, not the table), besides the indices or bounds, read whole.
+void cost_indexed_read(const CostContext& c, double, NodeCost& out) {
+  if (!c.has_input(0) || !c.output(0).fully_known()) return;
+  out.partial_input = 0;
+  out.partial_elements = c.output_elements(0);
+}
+
 }  // namespace perfcard::ops
