@@ -181,6 +181,19 @@ TEST_CASE("a GRU runs its time steps one after another: one projection, then seq
   perfcard::Model m = perfcard::load_model(bytes);
   perfcard::Analysis a = perfcard::analyze(m, {});
   CHECK(r.kernels[0].flops + seq * r.kernels[1].flops == Approx(a.totals.flops));
+
+  // Device-bound (no dispatch, no launch floor): the recurrent matrix R (3 x 128 x 128 fp32, 192 KiB) is
+  // read from DRAM by the first step only when it fits in the cache, by every step when the cache is
+  // unknown.
+  perfcard::RooflineOptions o;
+  o.precision = perfcard::Precision::FP32;
+  o.runtime = "eager";
+  const auto c0 = eager(0, 0);
+  const double uncached = perfcard::roofline_latency(m, a, gpu(""), c0, o).latency_ms;
+  const double cached = perfcard::roofline_latency(m, a, gpu("1"), c0, o).latency_ms;
+  const double r_ms = 3.0 * hidden * hidden * 4 / 1e12 * 1e3;  // R at 1000 GB/s
+  CHECK(uncached - cached == Approx((seq - 1) * r_ms).epsilon(0.01));
+  CHECK(perfcard::roofline_latency(m, a, gpu("0.1"), c0, o).latency_ms == Approx(uncached));  // does not fit
 }
 
 TEST_CASE("a Loop of n iterations times like n copies of its body, host-bound or device-bound") {

@@ -106,6 +106,7 @@ DeviceCatalog DeviceCatalog::parse(std::string_view text) {
     d.memory_gb = sourced(e, "memory_gb", d.id);
     d.memory_bandwidth_gbs = sourced(e, "memory_bandwidth_gbs", d.id);
     d.l2_mb = sourced(e, "l2_mb", d.id);
+    d.l3_mb = sourced(e, "l3_mb", d.id);
     d.tdp_w = sourced(e, "tdp_w", d.id);
     d.idle_w = sourced(e, "idle_w", d.id);
     d.cores = sourced(e, "cores", d.id);

@@ -98,6 +98,10 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
     if (batch == batches.front()) {
       for (const auto& u : a.shapes.unknown_ops) res.warnings.push_back("unknown op " + u + ": not timed");
       for (const auto& w : a.shapes.warnings) res.warnings.push_back(w.message);
+      if (a.totals.estimated_values > 0)
+        res.warnings.push_back(std::to_string(a.totals.estimated_values) +
+                               " values have sizes that depend on the data; they are taken at an upper bound, and so are "
+                               "the costs, times and memory computed from them");
     }
     std::int64_t samples = res.batch_symbol.empty() ? 1 : batch;
     // Kernels depend on the analysis, runtime and precision, not on the device: formed once per batch

@@ -17,6 +17,7 @@ struct SequentialSteps {
   double count = 0;
   double flops = 0;
   double elements = 0;
+  double invariant_elements = 0;  // of elements: read alike by every step (the recurrent weights)
   double gemm_m = 0, gemm_n = 0, gemm_k = 0;  // the step's matrix product
 };
 

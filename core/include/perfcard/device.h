@@ -43,7 +43,7 @@ struct MigTable {
 struct Device {
   std::string id, name, kind, vendor, arch;  // kind: "gpu" | "cpu"
   std::map<Precision, Sourced> peak_tflops;  // dense; absent precision = unsupported
-  Sourced sm_count, memory_gb, memory_bandwidth_gbs, l2_mb, tdp_w, idle_w;
+  Sourced sm_count, memory_gb, memory_bandwidth_gbs, l2_mb, l3_mb, tdp_w, idle_w;
   // CPUs
   Sourced cores, threads, clock_ghz, peak_fp32_gflops;
   std::optional<MigTable> mig;

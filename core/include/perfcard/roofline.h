@@ -124,6 +124,7 @@ struct PlannedKernel {
   bool gemm_like = false;
   bool conv = false;
   double repeat = 1;            // runs one after another: recurrent time steps, loop iterations
+  double invariant_bytes = 0;   // of bytes: read alike by every run (weights, outer-scope values)
 };
 
 struct KernelPlan {

@@ -514,7 +514,8 @@ void cost_rnn(const CostContext& c, double k, NodeCost& out) {
   out.steps.gemm_k = hidden;
   out.steps.flops = 2 * batch * dirs * gate_rows * hidden + k * batch * dirs * gate_rows;
   const double state = batch * dirs * hidden * (c.node().op_type == "LSTM" ? 2 : 1);
-  out.steps.elements = dirs * gate_rows * hidden + batch * dirs * gate_rows + 2 * state + batch * dirs * hidden;
+  out.steps.invariant_elements = dirs * gate_rows * hidden;
+  out.steps.elements = out.steps.invariant_elements + batch * dirs * gate_rows + 2 * state + batch * dirs * hidden;
 }
 
 // DFT: an FFT's 5 n log2(n) FLOPs per transformed signal of length n (n = the longer of input and output

@@ -382,10 +382,20 @@ void rule_slice(ShapeContext& c) {
   }
   if (in.rank < 0) return c.set_output(0, ValueShape{in.dtype, -1, {}, nullptr, in.estimated});
   if (!ok) {
+    // Bounds that depend on the data (an EmbeddingBag's Loop slices each bag by its offsets): a sliced
+    // axis is at most as long as the input's, an upper bound marked as an estimate. Which axes are
+    // sliced is known from `axes`, or without it from the length of `starts` (the first n axes).
     ValueShape s = ValueShape::of(in.dtype, std::vector<std::int64_t>(std::size_t(in.rank), -1));
-    if (c.has_input(3) && c.input_ints(3, axes)) {  // only the sliced axes become unknown
+    const ValueShape* st = c.opset() >= 10 ? c.input_if(1) : nullptr;
+    bool axes_known = c.has_input(3) ? c.input_ints(3, axes) : st && st->rank == 1 && st->dims[0] >= 0;
+    if (axes_known && !c.has_input(3))
+      for (std::int64_t i = 0; i < st->dims[0] && i < in.rank; ++i) axes.push_back(i);
+    if (axes_known) {
       s.dims = in.dims;
-      for (auto a : axes) s.dims[std::size_t(c.normalize_axis(a, in.rank))] = -1;
+      bool bounded = false;
+      for (auto a : axes) bounded |= in.dims[std::size_t(c.normalize_axis(a, in.rank))] > 0;
+      s.estimated = in.estimated || bounded;
+      if (bounded) c.warn("Slice bounds depend on the data: the sliced axes are taken at the input's length, an upper bound");
     }
     return c.set_output(0, std::move(s));
   }
