@@ -25,17 +25,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from scripts.data import catalog_features, devices, op_table, sources  # noqa: E402
-from scripts.data.graph_features import (NODE_FEATURES, OP_CLASSES, TOTALS, AnalyzeCache, op_vocab,  # noqa: E402
+from scripts import paths
+from scripts.data import catalog_features, devices, op_table, sources
+from scripts.data.graph_features import (NODE_FEATURES, OP_CLASSES, TOTALS, AnalyzeCache, op_vocab,
                                          schema_hash)
-from scripts.data.zoo_index import LEGACY, ZooIndex  # noqa: E402
-from scripts.zoo import manifest as zm  # noqa: E402
+from scripts.data.zoo_index import LEGACY, ZooIndex
+from scripts.zoo import manifest as zm
 
-ROOT = Path(__file__).resolve().parents[2]
-MEASURED = ROOT / "data" / "measured"
+MEASURED = Path(paths.MEASURED)
 
 # The core models these precisions (perfcard predict --precision); amp/amp_bf16 are autocast at fp16/bf16.
 MODELLED_PRECISIONS = {"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "amp", "amp_bf16"}
@@ -386,7 +383,7 @@ def update_doc(path: str, block: str) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default=str(ROOT / "build" / "tables"))
+    ap.add_argument("--out", default=os.path.join(paths.BUILD, "tables"))
     ap.add_argument("--cache", default=None, help="analyze cache folder (default <out>/analyze_cache)")
     ap.add_argument("--skip-ops", action="store_true", help="leave out the per-op table")
     ap.add_argument("--skip-help", action="store_true", help="leave out HELP NAS-Bench-201 (421k rows)")

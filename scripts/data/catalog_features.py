@@ -7,7 +7,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-CATALOG_JSON = Path(__file__).resolve().parents[2] / "weights" / "devices.json"
+from scripts import paths
+
+CATALOG_JSON = Path(paths.DEVICES_JSON)
 
 DEVICE_FEATURES = ["dev_peak_tflops", "dev_peak_fp32_tflops", "dev_bandwidth_gbs", "dev_l2_mb", "dev_units",
                    "dev_tdp_w", "dev_memory_gb"]

@@ -18,8 +18,9 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-REGISTRY_CPP = REPO_ROOT / "core" / "src" / "op_registry.cpp"
+from scripts import paths
+
+REGISTRY_CPP = Path(paths.ROOT) / "core" / "src" / "op_registry.cpp"
 
 # The core's OpClass values as `analyze --json` spells them (docs/analyze-json.md), in enum order.
 OP_CLASSES = ["conv", "matmul", "elementwise", "reduction", "normalization", "softmax", "pooling",

@@ -58,9 +58,10 @@ from typing import Callable, Iterable, Optional
 import numpy as np
 import pandas as pd
 
+from scripts import paths
+
 from . import devices
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 ENV_VAR = "PERFCARD_PUBLIC_DATA"
 
 COMMON_COLUMNS = [
@@ -77,7 +78,7 @@ class PublicDataMissing(FileNotFoundError):
 
 def data_dir() -> Path:
     env = os.environ.get(ENV_VAR)
-    return Path(env) if env else (REPO_ROOT.parent / "shared" / "data" / "public")
+    return Path(env) if env else Path(paths.SHARED_DATA)
 
 
 def missing_message(path: Optional[Path] = None) -> str:
@@ -85,7 +86,7 @@ def missing_message(path: Optional[Path] = None) -> str:
     what = f"file {path}" if path else f"folder {d}"
     return (f"PerfCard public data not found: {what} is absent.\n"
             f"The loaders read the read-only public measurements from ../shared/data/public relative to the "
-            f"repo root ({REPO_ROOT}), i.e. {REPO_ROOT.parent / 'shared' / 'data' / 'public'}.\n"
+            f"repo root ({paths.ROOT}), i.e. {paths.SHARED_DATA}.\n"
             f"Make that folder available (mount or check out the shared data next to the repo), or point "
             f"{ENV_VAR}=/path/to/public at a copy outside the repo. Do not copy the data into the repo.")
 

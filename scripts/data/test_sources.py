@@ -7,15 +7,10 @@ Skips (with the reason) when ../shared/data/public is absent.
 from __future__ import annotations
 
 import os
-import sys
 import unittest
-from pathlib import Path
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from scripts.data import devices, sources  # noqa: E402
-from scripts.data.summary import gpu_coverage  # noqa: E402
+from scripts.data import devices, sources
+from scripts.data.summary import gpu_coverage
 
 PRECISIONS = {"fp32", "tf32", "fp16", "bf16", "amp", "amp_bf16", "int8", "fp8", "fp4", "mxfp4", "int4"}
 LATENCY_KINDS = {"per_batch_step", "per_request", "per_query", "per_output_token", "per_prompt", "per_kernel_call",

@@ -10,22 +10,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from scripts import paths
+from scripts.data import build_tables, op_table, sources
+from scripts.data.graph_features import op_vocab, schema_hash
+from scripts.data.node_cost import Node, Tensor, cost
+from scripts.zoo import manifest as zm
 
-from scripts.data import build_tables, op_table, sources  # noqa: E402
-from scripts.data.graph_features import op_vocab, schema_hash  # noqa: E402
-from scripts.data.node_cost import Node, Tensor, cost  # noqa: E402
-from scripts.zoo import manifest as zm  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
 _STATE: dict = {}
 
 
@@ -56,8 +52,7 @@ def ensure_zoo_sample() -> dict:
         path = Path(zm.OUT_DIR) / e["file"]
         if path.exists():
             continue
-        sys.path.insert(0, str(ROOT / "scripts" / "zoo"))
-        import export_variants  # noqa: E402  (torch: only when a file is missing)
+        from scripts.zoo import export_variants  # (torch: only when a file is missing)
         import torch
 
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -72,7 +67,7 @@ def tables():
     """timm, DLE and our CPU rows (HELP is left to the full build: 421k rows)."""
     if "t" not in _STATE:
         _STATE["exported"] = ensure_zoo_sample()
-        t = build_tables.Tables(tempfile.mkdtemp(), str(ROOT / "build" / "tables" / "analyze_cache"))
+        t = build_tables.Tables(tempfile.mkdtemp(), os.path.join(paths.BUILD, "tables", "analyze_cache"))
         t.timm()
         t.dle()
         t.cpu_ours()

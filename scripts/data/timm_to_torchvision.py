@@ -31,10 +31,6 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    __package__ = "scripts.data"
-
 MAP_PATH = Path(__file__).with_name("timm_torchvision_map.json")
 PARAM_TOL = 0.01
 ACT_TOL = 0.01

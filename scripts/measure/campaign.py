@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """PerfCard's own CPU measurements: onnxruntime-node on this machine, for the zoo.
 
 Resumable: appends to data/measured/cpu_ort_node.csv and skips configurations already measured on this
@@ -12,7 +11,7 @@ again every --check-every configurations; when its median moves more than --drif
 first measurement, the rows measured since the last good check are marked drift=1. Rows also carry the
 1-minute load average seen when they were taken. Analyses use drift=0 rows only.
 
-    /usr/bin/python3 scripts/measure/campaign.py [--max-minutes 30] [--models resnet18,transformers/gpt2.prefill]
+    /usr/bin/python3 -m scripts.measure.campaign [--max-minutes 30] [--models resnet18,transformers/gpt2.prefill]
         [--sets classic,transformers] [--coverage]
 """
 import argparse
@@ -25,20 +24,15 @@ import random
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from materialize import materialize  # noqa: E402
+from scripts import paths
+from scripts.measure.materialize import materialize
+from scripts.zoo import manifest as zoo_manifest
 
-sys.path.insert(0, os.path.join(ROOT, "scripts", "zoo"))
-import manifest as zoo_manifest  # noqa: E402
-
-ZOO = os.path.join(ROOT, "scripts", "zoo", "out")
-OUT_DIR = os.path.join(ROOT, "data", "measured")
+ZOO = paths.ZOO_OUT
+OUT_DIR = paths.MEASURED
 CSV = os.path.join(OUT_DIR, "cpu_ort_node.csv")
 FIELDS = ["timestamp", "machine_id", "model", "family", "batch", "sequence", "past_sequence", "threads", "runs", "median_ms",
           "p10_ms", "p90_ms", "min_ms", "spread", "peak_rss_mib", "ort_version", "load_1m", "reference_ratio", "drift"]
@@ -50,7 +44,7 @@ def machine():
     fields = {f["field"].rstrip(":"): f["data"] for f in json.loads(lscpu)["lscpu"]} if lscpu else {}
     mem = next((line.split()[1] for line in open("/proc/meminfo") if line.startswith("MemTotal")), "0")
     node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
-    with open(os.path.join(HERE, "package.json")) as f:
+    with open(os.path.join(paths.MEASURE, "package.json")) as f:
         ort = json.load(f)["dependencies"]["onnxruntime-node"]
     desc = {"cpu_model": fields.get("Model name"), "vendor": fields.get("Vendor ID"), "family": fields.get("CPU family"),
             "model": fields.get("Model"), "cpus": fields.get("CPU(s)"), "threads_per_core": fields.get("Thread(s) per core"),
@@ -98,7 +92,7 @@ def zoo_models(sets=SETS):
     for s in ("transformers", "nasbench201", "torchvision"):
         if s not in sets:
             continue
-        with open(os.path.join(ROOT, "scripts", "zoo", "manifests", f"{s}.jsonl")) as f:
+        with open(os.path.join(paths.ZOO_MANIFESTS, f"{s}.jsonl")) as f:
             entries = [json.loads(line) for line in f]
         if s == "transformers":
             entries = [e for e in entries if e["params"] <= TRANSFORMER_MAX_PARAMS]
@@ -175,14 +169,14 @@ def error_line(stderr):
 def run_json(cmd):
     """Runs one measuring process (in this folder) and returns the JSON line it ends with; a failure raises
     with the line that says what failed."""
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=HERE)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=paths.MEASURE)
     if r.returncode != 0:
         raise RuntimeError(error_line(r.stderr) or f"exit {r.returncode}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def measure(model_path, batch, seq, past, threads):
-    return run_json(["node", os.path.join(HERE, "ort_run.mjs"), model_path, "--threads", str(threads)]
+    return run_json(["node", os.path.join(paths.MEASURE, "ort_run.mjs"), model_path, "--threads", str(threads)]
                     + dim_args(batch, seq, past))
 
 
@@ -333,8 +327,8 @@ def main():
     if args.coverage:
         print_coverage(models, CSV, machine()["machine_id"], args.max_gflop)
         return
-    if not os.path.isdir(os.path.join(HERE, "node_modules", "onnxruntime-node")):
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=HERE, check=True,
+    if not os.path.isdir(os.path.join(paths.MEASURE, "node_modules", "onnxruntime-node")):
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=paths.MEASURE, check=True,
                        env=dict(os.environ, ONNXRUNTIME_NODE_INSTALL_CUDA="skip"))
     os.makedirs(OUT_DIR, exist_ok=True)
     desc = machine()

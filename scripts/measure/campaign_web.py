@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """PerfCard's own browser-runtime measurements: onnxruntime-web's wasm backend (one thread) on this machine,
 in node and in Debian's headless Chromium, for the zoo. The companion of campaign.py (onnxruntime-node):
 same models, batches and sequences, same resumable CSV and drift marking, one thread only (more would need
@@ -14,22 +13,20 @@ at the start of a piece and after every --check-every rows; rows measured since 
 marked drift=1 when it moved more than --drift. What drifts is the machine, and the native runtime sees
 it with less noise of its own than onnxruntime-web does (the first two pieces used the web runtime).
 
-    /usr/bin/python3 scripts/measure/campaign_web.py [--max-minutes 30] [--models resnet18] [--env node,chromium]
+    /usr/bin/python3 -m scripts.measure.campaign_web [--max-minutes 30] [--models resnet18] [--env node,chromium]
         [--csv /tmp/trial.csv]
 """
 import argparse
 import json
 import os
 import subprocess
-import sys
 import time
 
 import onnx
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import campaign  # noqa: E402  (constants, machine description, configuration order, materialize, the piece loop)
-from campaign import run_piece  # noqa: E402
+from scripts import paths
+from scripts.measure import campaign  # constants, machine description, configuration order, materialize, the piece loop
+from scripts.measure.campaign import run_piece
 
 CSV = os.path.join(campaign.OUT_DIR, "web_ort_wasm.csv")
 FIELDS = campaign.FIELDS[:3] + ["env"] + campaign.FIELDS[3:]
@@ -38,7 +35,7 @@ ENVS = ("node", "chromium")
 
 def machine_web():
     desc = campaign.machine()
-    with open(os.path.join(HERE, "package.json")) as f:
+    with open(os.path.join(paths.MEASURE, "package.json")) as f:
         desc["onnxruntime_web"] = json.load(f)["dependencies"]["onnxruntime-web"]
     desc.pop("onnxruntime_node", None)
     chromium = os.environ.get("PERFCARD_CHROMIUM", "/usr/bin/chromium")
@@ -69,7 +66,7 @@ def external_files(model_path):
 
 
 def measure(model_path, batch, seq, past, env):
-    cmd = ["node", os.path.join(HERE, "ort_web_run.mjs"), model_path, "--env", env] + campaign.dim_args(batch, seq, past)
+    cmd = ["node", os.path.join(paths.MEASURE, "ort_web_run.mjs"), model_path, "--env", env] + campaign.dim_args(batch, seq, past)
     for p in external_files(model_path):
         cmd += ["--external-data", p]
     return campaign.run_json(cmd)
@@ -91,8 +88,8 @@ def main():
     envs = [e for e in args.env.split(",") if e]
     if any(e not in ENVS for e in envs):
         ap.error(f"--env takes {', '.join(ENVS)}")
-    if not os.path.isdir(os.path.join(HERE, "node_modules", "onnxruntime-web")):
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=HERE, check=True,
+    if not os.path.isdir(os.path.join(paths.MEASURE, "node_modules", "onnxruntime-web")):
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=paths.MEASURE, check=True,
                        env=dict(os.environ, ONNXRUNTIME_NODE_INSTALL_CUDA="skip"))
     models = campaign.zoo_models([s for s in args.sets.split(",") if s])
     out_dir = os.path.dirname(os.path.abspath(args.csv))

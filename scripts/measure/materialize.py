@@ -3,7 +3,7 @@
 with: writes the model and a pseudo-random weights file of the right size into OUT_DIR. The contents do
 not matter for timing dense CPU kernels; they are random rather than zero so no sparsity shortcut applies.
 
-    /usr/bin/python3 scripts/measure/materialize.py MODEL.onnx OUT_DIR   -> prints the runnable model path
+    /usr/bin/python3 -m scripts.measure.materialize MODEL.onnx OUT_DIR   -> prints the runnable model path
 """
 import os
 import sys

@@ -1,19 +1,15 @@
-#!/usr/bin/python3
 """Checks of the measurement campaign's bookkeeping (no timing, no node):
-    /usr/bin/python3 -m unittest scripts/measure/test_campaign.py
+    /usr/bin/python3 -m unittest scripts.measure.test_campaign
 
 The plan's order and cap, the resumable CSV (old headers migrated, drift marking, failures skipped) and
 the temporary weights kept on disk are what a piece run over days relies on.
 """
 import csv
 import os
-import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import campaign  # noqa: E402
+from scripts.measure import campaign
 
 
 def model(set_, family, kind="image", gflop=1.0):

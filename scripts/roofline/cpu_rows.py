@@ -15,13 +15,13 @@ import random
 
 import pandas as pd
 
-from roofline.whole_models import family_split
+from scripts import paths
+from scripts.roofline.whole_models import family_split
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-MEASURED = os.path.join(ROOT, "data", "measured")
-ZOO = os.path.join(ROOT, "scripts", "zoo", "out")
-HELP_CSV = os.path.join(ROOT, "..", "shared", "data", "public", "help_latency_long.csv.gz")
-NB201_MANIFEST = os.path.join(ROOT, "scripts", "zoo", "manifests", "nasbench201.jsonl")
+MEASURED = paths.MEASURED
+ZOO = paths.ZOO_OUT
+HELP_CSV = paths.shared("help_latency_long.csv.gz")
+NB201_MANIFEST = os.path.join(paths.ZOO_MANIFESTS, "nasbench201.jsonl")
 HELP_CPUS = {"gold_6226": "cpu-intel-xeon-gold-6226", "gold_6240": "cpu-intel-xeon-gold-6240",
              "silver_4114": "cpu-intel-xeon-silver-4114", "silver_4210r": "cpu-intel-xeon-silver-4210r",
              "raspi4": "cpu-broadcom-bcm2711-raspberry-pi-4"}

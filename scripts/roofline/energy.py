@@ -21,14 +21,12 @@ from __future__ import annotations
 import csv
 import json
 import os
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-PUBLIC = os.path.join(os.path.dirname(ROOT), "shared", "data", "public")
+from scripts import paths
+
+PUBLIC = paths.SHARED_DATA
 if not os.path.isdir(PUBLIC):
     PUBLIC = "/work/shared/data/public"
-sys.path.insert(0, os.path.join(ROOT, "scripts", "zoo"))
 
 V2_COMMIT = "c3af7f31e231a2a7021c5f8e2a54dd712d02e6e2"
 DEVICE = {"H100": "h100-sxm5-80gb", "B200": "b200-sxm-180gb", "NVIDIA H100 80GB HBM3": "h100-sxm5-80gb",
@@ -39,7 +37,7 @@ RUNTIME = "kernel"
 
 def zoo_index():
     """ML.ENERGY model id -> (zoo decode graph path, zoo family, catalogue id)."""
-    import manifest
+    from scripts.zoo import manifest
     out = {}
     for e in manifest.read_all():
         if e.get("generator") != "transformers" or not e["id"].endswith(".decode"):
@@ -98,7 +96,7 @@ def load_rows():
             skip("v1 legacy: HF runtime, no batch size or power")
     missing = [r for r in rows if not os.path.exists(r["graph"])]
     if missing:
-        raise SystemExit(f"{missing[0]['graph']} is missing: run /usr/bin/python3 scripts/zoo/transformers.py")
+        raise SystemExit(f"{missing[0]['graph']} is missing: run /usr/bin/python3 -m scripts.zoo.transformers")
     return rows, skipped
 
 
@@ -110,7 +108,7 @@ def decode_queries(rows):
 
 def predict_rows(rows, constants):
     """Adds latency_pred_ms, busy_fraction, intensity (PerfCard's) to each row."""
-    from roofline.perfcard_eval import run_queries
+    from scripts.roofline.perfcard_eval import run_queries
     res = run_queries(decode_queries(rows), constants)
     for r, x in zip(rows, res):
         r.update(latency_pred_ms=x["latency_ms"], busy_fraction=x["busy_fraction"], intensity=x["intensity"],
@@ -119,14 +117,14 @@ def predict_rows(rows, constants):
 
 
 def device_power(ids):
-    with open(os.path.join(ROOT, "weights", "devices.json")) as f:
+    with open(paths.DEVICES_JSON) as f:
         devs = {d["id"]: d for d in json.load(f)["devices"]}
     return {i: (devs[i]["idle_w"]["value"], devs[i]["tdp_w"]["value"]) for i in ids}
 
 
 def power_model(rows, gamma, floor, power_table):
     """The C++ formula (core/src/predict.cpp), mirrored to optimize its two constants; the check in
-    scripts/calibrate_power.py compares it with `perfcard predict --json` on real rows."""
+    scripts/calibration/calibrate_power.py compares it with `perfcard predict --json` on real rows."""
     out = []
     for r in rows:
         idle, tdp = power_table[r["device_id"]]

@@ -1,7 +1,6 @@
-#!/usr/bin/python3
 """How much of HELP's measured NAS-Bench-201 latency ordering PerfCard's static features already carry.
 
-    nice -n 19 /usr/bin/python3 scripts/roofline/evaluate_help.py [--sample 1000] [--seed 0]
+    nice -n 19 /usr/bin/python3 -m scripts.roofline.evaluate_help [--sample 1000] [--seed 0]
 
 Needs the zoo's NB201 graphs and manifest (scripts/zoo/nasbench201.py). For every device_batch key of
 `../shared/data/public/help_latency_long.csv.gz` (search_space nasbench201) it prints Kendall's tau-b
@@ -28,12 +27,10 @@ import sys
 
 from scipy.stats import kendalltau
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "scripts", "zoo"))
-import manifest  # noqa: E402
+from scripts import paths
+from scripts.zoo import manifest
 
-HELP_CSV = os.path.join(ROOT, "..", "shared", "data", "public", "help_latency_long.csv.gz")
+HELP_CSV = paths.shared("help_latency_long.csv.gz")
 CATALOG = {  # HELP device key -> catalog id predicted as that device
     "gold_6226": "cpu-intel-xeon-gold-6226", "gold_6240": "cpu-intel-xeon-gold-6240",
     "silver_4114": "cpu-intel-xeon-silver-4114", "silver_4210r": "cpu-intel-xeon-silver-4210r",

@@ -5,8 +5,9 @@ import os
 
 import pandas as pd
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-PUBLIC = os.path.join(ROOT, "..", "shared", "data", "public")
+from scripts import paths
+
+PUBLIC = paths.SHARED_DATA
 
 # NeuSight spellings -> catalog ids. Only exact parts, except V100: NeuSight measured the PCIe card
 # (250 W, lower clocks) and the catalog holds the SXM2 one, so the fitted Volta efficiency is
@@ -36,11 +37,11 @@ def load_neusight(max_rows_per_device):
     return df, pd.concat(parts, ignore_index=True)
 
 
-def gemm_queries(rows, paths):
+def gemm_queries(rows, gemm_paths):
     qs = []
     for r in rows.itertuples():
         dev = NEUSIGHT_DEVICES[r.device][0]
-        qs.append({"model": paths[r.op], "dims": {"B": int(r.B), "M": int(r.M), "N": int(r.N), "K": int(r.K)},
+        qs.append({"model": gemm_paths[r.op], "dims": {"B": int(r.B), "M": int(r.M), "N": int(r.N), "K": int(r.K)},
                    "device": dev, "precision": "fp32", "runtime": "pytorch-op"})
     return qs
 

@@ -8,12 +8,12 @@ its results; PerfCard's closest runtime is `kernel` (no host dispatch: TensorRT 
 without TensorRT's layer fusion. Offline throughput is predicted as OFFLINE_BATCH / latency at that batch.
 """
 import os
-import sys
 
 import pandas as pd
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-ZOO = os.path.join(ROOT, "scripts", "zoo", "out")
+from scripts import paths
+
+ZOO = paths.ZOO_OUT
 GRAPHS = {"resnet50": os.path.join(ZOO, "resnet50.onnx"),
           "bert-99": os.path.join(ZOO, "transformers", "bert-large-uncased.onnx"),
           "bert-99.9": os.path.join(ZOO, "transformers", "bert-large-uncased.onnx")}
@@ -24,8 +24,6 @@ RUNTIME = "kernel"
 
 
 def mlperf_rows():
-    if ROOT not in sys.path:
-        sys.path.insert(0, ROOT)
     from scripts.data.sources import load_mlperf_inference_results
     d = load_mlperf_inference_results()
     d = d[(d.n_devices == 1) & (d.in_catalog == True) & (d.mlperf_division == "closed")  # noqa: E712

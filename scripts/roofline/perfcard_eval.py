@@ -7,9 +7,10 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from scripts import paths
+
 # $PERFCARD names another build's CLI (a private build directory while build/native is in use).
-BUILT_CLI = os.environ.get("PERFCARD") or os.path.join(ROOT, "build", "native", "core", "perfcard")
+BUILT_CLI = os.environ.get("PERFCARD") or paths.CLI
 _private_cli = None
 
 
@@ -33,7 +34,7 @@ def run_queries(queries, constants=None, devices=None):
             for q in queries:
                 f.write(json.dumps(q) + "\n")
         # The working tree's catalog, not the copy embedded at the last build.
-        dpath = os.path.join(ROOT, "weights", "devices.json")
+        dpath = paths.DEVICES_JSON
         if devices is not None:
             dpath = os.path.join(tmp, "devices.json")
             with open(dpath, "w") as f:
@@ -55,4 +56,4 @@ def run_queries(queries, constants=None, devices=None):
 
 def refresh_manifest():
     """Every script that rewrites a file in weights/ refreshes weights/manifest.json (sha256, size)."""
-    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "weights", "update_manifest.py")], check=True)
+    subprocess.run([sys.executable, "-m", "scripts.weights.update_manifest"], check=True, cwd=paths.ROOT)

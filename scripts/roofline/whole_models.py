@@ -11,10 +11,11 @@ import os
 
 import pandas as pd
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-PUBLIC = os.path.join(ROOT, "..", "shared", "data", "public")
-ZOO = os.path.join(ROOT, "scripts", "zoo", "out")
-MAP = os.path.join(ROOT, "scripts", "data", "timm_torchvision_map.json")
+from scripts import paths
+
+PUBLIC = paths.SHARED_DATA
+ZOO = paths.ZOO_OUT
+MAP = os.path.join(paths.SCRIPTS, "data", "timm_torchvision_map.json")
 
 # timm device labels -> catalog ids (the catalog has no RTX 5090 / RTX Pro 6000 yet).
 TIMM_DEVICES = {"rtx3090": "rtx3090", "rtx4090": "rtx4090", "4090": "rtx4090"}
@@ -29,7 +30,7 @@ def family_split(family, test_fraction=0.3):
 def zoo_manifest():
     path = os.path.join(ZOO, "manifest.json")
     if not os.path.exists(path):
-        raise SystemExit(f"{path} is missing: export the zoo first (/usr/bin/python3 scripts/zoo/export_torchvision.py)")
+        raise SystemExit(f"{path} is missing: export the zoo first (/usr/bin/python3 -m scripts.zoo.export_torchvision)")
     with open(path) as f:
         return json.load(f)["models"]
 
@@ -82,10 +83,6 @@ DLE_PRECISION = {"amp": "fp16", "fp16": "fp16", "fp32": "fp32", "tf32": "fp32"}
 
 
 def dle_rows():
-    sys_path = os.path.join(ROOT)
-    import sys
-    if sys_path not in sys.path:
-        sys.path.insert(0, sys_path)
     from scripts.data.sources import load_nvidia_dle_readme_perf_tables
     zoo = zoo_manifest()
     d = load_nvidia_dle_readme_perf_tables()

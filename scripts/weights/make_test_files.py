@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Writes the weights-file fixtures of tests/weights_file_test.cpp to tests/data/weights/ with pcwt.py,
 so that the C++ reader is tested on files the Python writer made (same layout, same quantization):
 
@@ -11,14 +10,13 @@ so that the C++ reader is tested on files the Python writer made (same layout, s
 The output is deterministic; rerun after changing pcwt.py and commit the result.
 """
 import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pcwt  # noqa: E402
+from scripts import paths
+from scripts.weights import pcwt
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data", "weights")
+OUT = os.path.join(paths.TEST_DATA, "weights")
 
 METADATA = {
     "predictor": "example",

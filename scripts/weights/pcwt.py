@@ -1,10 +1,9 @@
-#!/usr/bin/python3
 """Writer and reader of PerfCard weights files ("PCWT", docs/weights-format.md), the Python side of
 core/src/weights_file.cpp. Training scripts write predictor files with it; the C++ reader reads them.
 
 Standard library + numpy only. Run with Debian's Python (/usr/bin/python3).
 
-    import pcwt
+    from scripts.weights import pcwt
     data = pcwt.write_bytes(
         {"predictor": "latency", "predictor.version": 3, "feature_schema.hash": "sha256:...",
          "training.provenance": "...", "training.sources": ["mlperf-inference-v4.1"],
@@ -17,7 +16,7 @@ Quantization is bit-identical to core/src/quant.cpp: per block of 32 values alon
 d = fp16(amax / qmax) (fp32 division, fp16 round-to-nearest-even), q = clip(rint(x / d)) in fp32
 (ties to even), qmax 127 for q8_0 and 7 for q4_0.
 
-Command line:  pcwt.py FILE...   prints the header, metadata and tensor table of each file.
+Command line:  /usr/bin/python3 -m scripts.weights.pcwt FILE...   prints the header, metadata and tensor table of each file.
 """
 import struct
 import sys
@@ -552,7 +551,7 @@ def read(path):
 def main(argv):
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__.strip().splitlines()[0])
-        print("usage: pcwt.py FILE...   (prints header, metadata and tensors)")
+        print("usage: /usr/bin/python3 -m scripts.weights.pcwt FILE...   (prints header, metadata and tensors)")
         return 0 if argv else 2
     status = 0
     for path in argv:

@@ -1,5 +1,4 @@
-#!/usr/bin/python3
-"""Tests of pcwt.py and update_manifest.py:  /usr/bin/python3 scripts/weights/test_pcwt.py
+"""Tests of pcwt.py and update_manifest.py:  /usr/bin/python3 -m scripts.weights.test_pcwt
 (The C++ side reads the files pcwt.py writes in tests/weights_file_test.cpp.)"""
 import os
 import struct
@@ -10,12 +9,10 @@ import unittest
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import pcwt  # noqa: E402
+from scripts import paths
+from scripts.weights import pcwt
 
-ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-FIXTURES = os.path.join(ROOT, "tests", "data", "weights")
+FIXTURES = os.path.join(paths.TEST_DATA, "weights")
 
 META = {"predictor": "t", "predictor.version": 1, "feature_schema.hash": "sha256:00",
         "training.provenance": "test", "training.sources": ["none"], "training.commit": "0",
@@ -112,8 +109,8 @@ class Errors(unittest.TestCase):
 
 class Manifest(unittest.TestCase):
     def run_script(self, d, *args):
-        return subprocess.run([sys.executable, os.path.join(HERE, "update_manifest.py"), "--weights-dir", d, *args],
-                              capture_output=True, text=True)
+        return subprocess.run([sys.executable, "-m", "scripts.weights.update_manifest", "--weights-dir", d, *args],
+                              capture_output=True, text=True, cwd=paths.ROOT)
 
     def test_check(self):
         with tempfile.TemporaryDirectory() as d:

@@ -1,10 +1,9 @@
-#!/usr/bin/python3
 """Writes weights/manifest.json: every weights/*.pcwt and weights/*.json (but manifest.json itself) with
 its size in bytes and sha256; predictor files also with their predictor name, version and format version
 (each is read and validated with pcwt.py on the way).
 
-    /usr/bin/python3 scripts/weights/update_manifest.py           rewrite weights/manifest.json
-    /usr/bin/python3 scripts/weights/update_manifest.py --check   exit 1, naming each problem, when a file
+    /usr/bin/python3 -m scripts.weights.update_manifest           rewrite weights/manifest.json
+    /usr/bin/python3 -m scripts.weights.update_manifest --check   exit 1, naming each problem, when a file
                                                                   is unlisted, missing, or its size / sha256
                                                                   / metadata differ from the manifest
 
@@ -17,11 +16,10 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pcwt  # noqa: E402
+from scripts import paths
+from scripts.weights import pcwt
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-WEIGHTS = os.path.join(ROOT, "weights")
+WEIGHTS = paths.WEIGHTS
 MANIFEST = os.path.join(WEIGHTS, "manifest.json")
 
 
@@ -77,7 +75,7 @@ def check(weights_dir, manifest_path):
             text = f.read()
         current = json.loads(text)
     except (OSError, ValueError) as e:
-        return [f"cannot read {os.path.relpath(manifest_path, ROOT)}: {e}"]
+        return [f"cannot read {os.path.relpath(manifest_path, paths.ROOT)}: {e}"]
     have = {f.get("path"): f for f in current.get("files", [])}
     want = {f["path"]: f for f in expected["files"]}
     for name in sorted(set(want) - set(have)):
@@ -105,7 +103,7 @@ def main(argv):
         for p in problems:
             print(f"update_manifest.py --check: {p}", file=sys.stderr)
         if problems:
-            print("run /usr/bin/python3 scripts/weights/update_manifest.py and commit weights/manifest.json",
+            print("run /usr/bin/python3 -m scripts.weights.update_manifest and commit weights/manifest.json",
                   file=sys.stderr)
             return 1
         print(f"weights/manifest.json: {len(json.load(open(manifest_path))['files'])} files, all match")
@@ -113,7 +111,7 @@ def main(argv):
     manifest = build(args.weights_dir)
     with open(manifest_path, "w", encoding="utf-8") as f:
         f.write(render(manifest))
-    print(f"wrote {os.path.relpath(manifest_path, ROOT)}: {len(manifest['files'])} files")
+    print(f"wrote {os.path.relpath(manifest_path, paths.ROOT)}: {len(manifest['files'])} files")
     return 0
 
 

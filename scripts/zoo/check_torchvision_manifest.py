@@ -1,7 +1,6 @@
-#!/usr/bin/python3
 """Check the committed torchvision zoo manifest (scripts/zoo/manifests/torchvision.jsonl).
 
-    /usr/bin/python3 scripts/zoo/check_torchvision_manifest.py [--no-files] [--min-graphs 1500]
+    /usr/bin/python3 -m scripts.zoo.check_torchvision_manifest [--no-files] [--min-graphs 1500]
 
   * every line has the manifest.py schema fields, ids are unique and the file stem is the id;
   * structure hashes are unique (the manifest holds distinct graphs only);
@@ -26,14 +25,13 @@ import os
 import sys
 from collections import Counter
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import manifest as zm  # noqa: E402
+from scripts import paths
+from scripts.zoo import manifest as zm
 
 PATH = os.path.join(zm.MANIFEST_DIR, "torchvision.jsonl")
-REFERENCE = os.path.join(HERE, "torchvision_reference.csv")
+REFERENCE = os.path.join(paths.ZOO, "torchvision_reference.csv")
 OLD_MANIFEST = os.path.join(zm.OUT_DIR, "manifest.json")
-TIMM_CSV = os.path.normpath(os.path.join(zm.ROOT, "..", "shared", "data", "public", "timm_benchmarks_long.csv.gz"))
+TIMM_CSV = paths.shared("timm_benchmarks_long.csv.gz")
 FIELDS = ["id", "file", "family", "variant", "config", "opset", "inputs", "bind", "macs", "flops", "params",
           "nodes", "activations", "structure_hash", "names"]
 BAR = 0.01

@@ -1,7 +1,6 @@
-#!/usr/bin/python3
 """Export the plain-torch BERT encoder (scripts/zoo/bert.py) to a graph-only ONNX file.
 
-    /usr/bin/python3 scripts/zoo/export_bert.py [--config base|tiny] [--opset 13] [--out PATH]
+    /usr/bin/python3 -m scripts.zoo.export_bert [--config base|tiny] [--opset 13] [--out PATH]
 
 Inputs input_ids, token_type_ids, attention_mask: int64 [batch, sequence] with both dims symbolic
 ("batch", "sequence"). Outputs last_hidden_state [batch, sequence, hidden] and pooled [batch, hidden].
@@ -19,12 +18,10 @@ import tempfile
 import torch
 import onnx
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import graph_only  # noqa: E402
-import torch_count  # noqa: E402
-from bert import BERT_BASE, BERT_TINY, Bert  # noqa: E402
+from scripts import paths
+from scripts.zoo import graph_only, torch_count
+from scripts.zoo.bert import BERT_BASE, BERT_TINY, Bert
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = {"base": BERT_BASE, "tiny": BERT_TINY}
 
 
@@ -73,7 +70,7 @@ def main() -> int:
     ap.add_argument("--out", default=None, help="default: scripts/zoo/out/bert_<config>.onnx")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    out = args.out or os.path.join(HERE, "out", f"bert_{args.config}.onnx")
+    out = args.out or os.path.join(paths.ZOO_OUT, f"bert_{args.config}.onnx")
     rec = export(args.config, args.opset, out)
     with open(os.path.splitext(out)[0] + ".json", "w") as f:
         json.dump(rec, f, indent=1, sort_keys=True)

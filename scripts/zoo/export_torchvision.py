@@ -1,7 +1,6 @@
-#!/usr/bin/python3
 """Export torchvision's classification models to graph-only ONNX files for PerfCard's model zoo.
 
-    /usr/bin/python3 scripts/zoo/export_torchvision.py [--opset 13] [--only resnet18,vit_b_16] [--no-count]
+    /usr/bin/python3 -m scripts.zoo.export_torchvision [--opset 13] [--only resnet18,vit_b_16] [--no-count]
 
 Every classification builder of the installed torchvision (0.14 on Debian) is constructed with
 weights=None (nothing is downloaded: only the architecture is built), put in eval mode, and exported
@@ -37,12 +36,10 @@ import torchvision
 import torchvision.models as tvm
 import onnx
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import graph_only  # noqa: E402
-import torch_count  # noqa: E402
+from scripts import paths
+from scripts.zoo import graph_only, torch_count
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "out")
+OUT = paths.ZOO_OUT
 
 # DEFAULT weights whose crop size needs an architecture the weights=None builder does not make.
 WEIGHTS_OVERRIDE = {

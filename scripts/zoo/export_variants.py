@@ -1,9 +1,8 @@
-#!/usr/bin/python3
 """The torchvision zoo at scale: every classification model at several input sizes, plus width/depth
 variants of the main families (DIPPM-style), built with torchvision's own classes and constructor arguments.
 
-    nice -n 19 /usr/bin/python3 scripts/zoo/export_variants.py --resume [--families resnet,vit] [--limit 50]
-    /usr/bin/python3 scripts/zoo/export_variants.py --list          # the plan (ids per family), no export
+    nice -n 19 /usr/bin/python3 -m scripts.zoo.export_variants --resume [--families resnet,vit] [--limit 50]
+    /usr/bin/python3 -m scripts.zoo.export_variants --list          # the plan (ids per family), no export
 
 Writes scripts/zoo/out/torchvision/<id>.onnx (graph-only, git-ignored) and the committed manifest
 scripts/zoo/manifests/torchvision.jsonl (schema: manifest.py). Every graph is analyzed by PerfCard at
@@ -44,16 +43,13 @@ from torchvision.models import resnet as tv_resnet
 from torchvision.models import vgg as tv_vgg
 from torchvision.models import convnext as tv_convnext
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, ROOT)
-import manifest as zm  # noqa: E402
+from scripts import paths
+from scripts.zoo import manifest as zm
 
 GENERATOR = "torchvision"
 OUT = os.path.join(zm.OUT_DIR, GENERATOR)
 FAILURES = os.path.join(zm.MANIFEST_DIR, "torchvision_failures.json")
-TIMM_CSV = os.path.normpath(os.path.join(ROOT, "..", "shared", "data", "public", "timm_benchmarks_long.csv.gz"))
+TIMM_CSV = paths.shared("timm_benchmarks_long.csv.gz")
 OPSET = 13
 SMALL_BYTES = 128  # as graph_only.py: shape/axes constants stay inline, shape inference needs them
 
@@ -71,8 +67,7 @@ BIG = {"regnet_y_128gf", "vit_h_14", "vit_l_16", "vit_l_32", "regnet_y_32gf", "r
 # ---------------------------------------------------------------------------------------------- building
 
 def _family(name: str) -> str:
-    sys.path.insert(0, HERE)
-    from export_torchvision import family_of  # one family naming for the whole zoo
+    from scripts.zoo.export_torchvision import family_of  # one family naming for the whole zoo
     return family_of(name)
 
 
@@ -275,8 +270,7 @@ def plan() -> list[dict]:
     """Every graph to make, as {id, family, variant, config, cost}; cost only orders the work."""
     tsizes = timm_sizes()
     by_tv = timm_names_by_tv()
-    sys.path.insert(0, HERE)
-    from export_torchvision import reference_weights
+    from scripts.zoo.export_torchvision import reference_weights
     items = []
 
     def add(gid, family, variant, cfg, cost, timm=None):

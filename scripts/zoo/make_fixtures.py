@@ -1,7 +1,6 @@
-#!/usr/bin/python3
 """Make the small graph-only ONNX fixtures of tests/zoo_test.cpp and their expected figures.
 
-    /usr/bin/python3 scripts/zoo/make_fixtures.py
+    /usr/bin/python3 -m scripts.zoo.make_fixtures
 
 Writes tests/data/models/{resnet18,mobilenet_v3_small,vit_tiny,bert_tiny}.onnx (weights stripped, all
 of them together well under 1 MB) and tests/data/models/expected.json.
@@ -27,16 +26,12 @@ import tempfile
 import torch
 import onnx
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import graph_only  # noqa: E402
-import torch_count  # noqa: E402
-import export_torchvision  # noqa: E402
-from bert import BERT_TINY, Bert  # noqa: E402
-import export_bert  # noqa: E402
+from scripts import paths
+from scripts.zoo import export_bert, export_torchvision, graph_only, torch_count
+from scripts.zoo.bert import BERT_TINY, Bert
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEST = os.path.join(ROOT, "tests", "data", "models")
-TIMM_CSV = os.path.normpath(os.path.join(ROOT, "..", "shared", "data", "public", "timm_benchmarks_long.csv.gz"))
+DEST = os.path.join(paths.TEST_DATA, "models")
+TIMM_CSV = paths.shared("timm_benchmarks_long.csv.gz")
 
 
 def timm_row(name: str, size: int):
@@ -56,7 +51,7 @@ def timm_row(name: str, size: int):
 
 
 def tv_reference(name: str) -> dict:
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchvision_reference.csv")) as f:
+    with open(os.path.join(paths.ZOO, "torchvision_reference.csv")) as f:
         rows = [l for l in f if not l.startswith("#")]
     for r in csv.DictReader(rows):
         if r["model"] == name:

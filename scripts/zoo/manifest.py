@@ -24,10 +24,10 @@ import json
 import os
 import subprocess
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-MANIFEST_DIR = os.path.join(HERE, "manifests")
-OUT_DIR = os.path.join(HERE, "out")
+from scripts import paths
+
+MANIFEST_DIR = paths.ZOO_MANIFESTS
+OUT_DIR = paths.ZOO_OUT
 
 
 def perfcard_binary() -> str:
@@ -36,7 +36,7 @@ def perfcard_binary() -> str:
     if env:
         return env
     for build in ("native", "shapes", "asan"):
-        path = os.path.join(ROOT, "build", build, "core", "perfcard")
+        path = os.path.join(paths.BUILD, build, "core", "perfcard")
         if os.path.exists(path):
             return path
     raise FileNotFoundError("no perfcard binary: run `npm run build` (or set PERFCARD=/path/to/perfcard)")

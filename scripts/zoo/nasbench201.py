@@ -1,7 +1,6 @@
-#!/usr/bin/python3
 """NAS-Bench-201 networks, built from the architecture strings of HELP's latency table, for the zoo.
 
-    nice -n 19 /usr/bin/python3 scripts/zoo/nasbench201.py [--limit N] [--only 0,1,2] [--no-analyze]
+    nice -n 19 /usr/bin/python3 -m scripts.zoo.nasbench201 [--limit N] [--only 0,1,2] [--no-analyze]
 
 Every architecture string of `../shared/data/public/help_latency_long.csv.gz` (search_space
 nasbench201, 15,625 cells) becomes a graph-only ONNX file scripts/zoo/out/nasbench201/nb201_<arch
@@ -45,10 +44,10 @@ import time
 import onnx
 from onnx import TensorProto, helper
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import manifest  # noqa: E402
+from scripts import paths
+from scripts.zoo import manifest
 
-HELP_CSV = os.path.join(manifest.ROOT, "..", "shared", "data", "public", "help_latency_long.csv.gz")
+HELP_CSV = paths.shared("help_latency_long.csv.gz")
 GENERATOR = "nasbench201"
 OPSET = 13
 OPS = ("none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3")

@@ -1,5 +1,4 @@
-#!/usr/bin/python3
-"""Checks of nasbench201.py:  /usr/bin/python3 scripts/zoo/test_nasbench201.py
+"""Checks of nasbench201.py:  /usr/bin/python3 -m scripts.zoo.test_nasbench201
 
 The ONNX graphs written by onnx.helper are checked against a second, independent construction: the
 same networks written here as torch modules (from NAS-Bench-201's description, not from its code),
@@ -8,18 +7,14 @@ must give the same MACs and parameters for the helper-built graph as both of tho
 """
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
 import torch
 import torch.nn as nn
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import manifest  # noqa: E402
-import nasbench201 as nb  # noqa: E402
-import torch_count  # noqa: E402
+from scripts.zoo import manifest, torch_count
+from scripts.zoo import nasbench201 as nb
 
 # Chosen to cover: all-conv (largest), all-none (smallest, zero cell output), every op once, an
 # all-zero intermediate node whose output is still convolved, dead nodes, and HELP's index 0 and 1.

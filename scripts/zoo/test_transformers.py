@@ -1,5 +1,4 @@
-#!/usr/bin/python3
-"""Checks of transformers.py:  /usr/bin/python3 scripts/zoo/test_transformers.py
+"""Checks of transformers.py:  /usr/bin/python3 -m scripts.zoo.test_transformers
 
 The torch cross-check (params and MACs equal to exports of the same small modules) runs as one test;
 the others check what a large graph-only build must guarantee and what a KV-cache decode step implies.
@@ -13,10 +12,9 @@ import unittest
 
 import onnx
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import manifest  # noqa: E402
-import transformers as zt  # noqa: E402
+from scripts import paths
+from scripts.zoo import manifest
+from scripts.zoo import transformers as zt
 
 CFG = {row[0]: row[3] for row in zt.CATALOG}
 
@@ -65,8 +63,8 @@ class TransformersTest(unittest.TestCase):
                 self.assertLess(abs(zt.config_params(cfg) / published - 1), 0.005, cid)
 
     def test_torch_cross_check(self):
-        r = subprocess.run([sys.executable, os.path.join(HERE, "check_transformers.py")], capture_output=True,
-                           text=True)
+        r = subprocess.run([sys.executable, "-m", "scripts.zoo.check_transformers"], capture_output=True,
+                           text=True, cwd=paths.ROOT)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr[-2000:])
 
 

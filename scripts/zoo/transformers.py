@@ -9,13 +9,13 @@ Op patterns follow what torch.onnx.export (torch 1.13, opset 17) emits for the s
 PerfCard's fusion rules see realistic graphs: nn.Linear -> MatMul(+Add), LayerNormalization, decomposed
 erf/tanh GELU and RMSNorm, Softmax over the last axis, Gather embeddings, Shape/Range position ids,
 Where-masked causal scores, Concat KV caches. scripts/zoo/check_transformers.py compares these graphs with
-torch exports of scripts/check_shapes.py's small modules (params and MACs through `perfcard analyze`).
+torch exports of scripts/checks/check_shapes.py's small modules (params and MACs through `perfcard analyze`).
 
 Families (`arch`): "bert" (BERT/RoBERTa post-LN encoders), "gpt" (GPT-2/OPT learned-position decoders),
 "llama" (RMSNorm, rotary, SwiGLU, grouped-query attention: Llama, Mistral, Qwen2/2.5/3, Phi-3, CodeLlama),
 "vit" (torchvision-style ViT).
 
-    /usr/bin/python3 scripts/zoo/transformers.py [--only ID,...] [--list] [--check-params]
+    /usr/bin/python3 -m scripts.zoo.transformers [--only ID,...] [--list] [--check-params]
 """
 from __future__ import annotations
 
@@ -28,9 +28,7 @@ import time
 import onnx
 from onnx import TensorProto, helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import manifest  # noqa: E402
+from scripts.zoo import manifest
 
 OPSET = 17
 GENERATOR = "transformers"

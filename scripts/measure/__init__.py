@@ -1,0 +1,1 @@
+"""Our own measurements (data/measured/): onnxruntime-node and onnxruntime-web campaigns."""

@@ -1,0 +1,1 @@
+"""The PCWT weights-file format (pcwt.py), its test fixtures and weights/manifest.json."""
