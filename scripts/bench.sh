@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --python >/dev/null
 bash scripts/build.sh >/dev/null
-/usr/bin/python3 scripts/make_bench_models.py >/dev/null 2>&1
+/usr/bin/python3 -m scripts.fixtures.make_bench_models >/dev/null 2>&1
 
 models=(public/examples/resnet50.onnx)
 for m in tests/data/models/*.onnx; do [ -f "$m" ] && models+=("$m"); done

@@ -187,7 +187,7 @@ try {
       `Chromium peak resident ${(procs2.total / 2 ** 30).toFixed(2)} GiB summed`);
     await page.close();
   } else {
-    console.log(`\n(no ${bigFile}: scripts/make_bench_models.py makes the 1 GB model)`);
+    console.log(`\n(no ${bigFile}: scripts/fixtures/make_bench_models.py makes the 1 GB model)`);
   }
 } finally {
   await browser.close();

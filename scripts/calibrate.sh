@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Refits the roofline predictor from scratch and rewrites its accuracy report, in one command:
-#   stage A/B  kernels (NeuSight) and max achievable matmul (stas00)  -> scripts/calibrate_roofline.py
-#   stage C    whole models (timm eager)                              -> scripts/calibrate_models.py
-#   stage D    power exponent (ML.ENERGY vLLM decoding)               -> scripts/calibrate_power.py
-#   stage E    CPU family for onnxruntime (our data/measured rows)     -> scripts/calibrate_cpu.py
+#   stage A/B  kernels (NeuSight) and max achievable matmul (stas00)  -> scripts/calibration/calibrate_roofline.py
+#   stage C    whole models (timm eager)                              -> scripts/calibration/calibrate_models.py
+#   stage D    power exponent (ML.ENERGY vLLM decoding)               -> scripts/calibration/calibrate_power.py
+#   stage E    CPU family for onnxruntime (our data/measured rows)     -> scripts/calibration/calibrate_cpu.py
 #   report     held-out accuracy (latency, power, energy) -> docs/accuracy.md, per-family uncertainty
 #              -> weights/roofline.json
 # Needs ../shared/data/public, the model zoo (scripts/zoo/export_torchvision.py, scripts/zoo/transformers.py)
@@ -12,9 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh --native-only >/dev/null
-/usr/bin/python3 scripts/calibrate_roofline.py "$@"
-/usr/bin/python3 scripts/calibrate_models.py
-/usr/bin/python3 scripts/zoo/transformers.py --only "$(/usr/bin/python3 scripts/zoo/transformers.py --mlenergy-ids)" >/dev/null
-/usr/bin/python3 scripts/calibrate_power.py
-/usr/bin/python3 scripts/calibrate_cpu.py
-/usr/bin/python3 scripts/evaluate_roofline.py
+/usr/bin/python3 -m scripts.calibration.calibrate_roofline "$@"
+/usr/bin/python3 -m scripts.calibration.calibrate_models
+/usr/bin/python3 -m scripts.zoo.transformers --only "$(/usr/bin/python3 -m scripts.zoo.transformers --mlenergy-ids)" >/dev/null
+/usr/bin/python3 -m scripts.calibration.calibrate_power
+/usr/bin/python3 -m scripts.calibration.calibrate_cpu
+/usr/bin/python3 -m scripts.calibration.evaluate_roofline

@@ -1,10 +1,10 @@
 """Cross-check of scripts/zoo/transformers.py against torch.onnx.export of the same small configurations.
 
-scripts/check_shapes.py holds plain-torch BERT, GPT-2 and LLaMA (with and without a KV cache) modules; this
+scripts/checks/check_shapes.py holds plain-torch BERT, GPT-2 and LLaMA (with and without a KV cache) modules; this
 exports them (opset 17, dynamic batch/sequence/past) and builds the graph-only twins with transformers.py,
 then compares PerfCard's `analyze` params and MACs of both at the same bindings. Exit 1 on any mismatch.
 
-    /usr/bin/python3 scripts/zoo/check_transformers.py
+    /usr/bin/python3 -m scripts.zoo.check_transformers
 """
 from __future__ import annotations
 
@@ -12,14 +12,10 @@ import os
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))
+import onnx
 
-import onnx  # noqa: E402
-
-import manifest  # noqa: E402
-import transformers as zt  # noqa: E402
+from scripts.zoo import manifest
+from scripts.zoo import transformers as zt
 
 # Known differences of the torch export, each checked exactly rather than tolerated:
 #  - LLaMA's inv_freq buffer (head_dim/2 = 8 floats) is an initializer there; the builder computes it in-graph;
@@ -33,7 +29,7 @@ EXTRA_MACS = {"tiny-llama": 2 * 16 * 8, "tiny-llama.decode": 2 * 1 * 8}
 
 def torch_exports(tmp: str):
     import torch
-    import check_shapes as cs
+    from scripts.checks import check_shapes as cs
 
     torch.manual_seed(0)
     torch.set_num_threads(1)

@@ -1,7 +1,6 @@
-#!/usr/bin/python3
 """Check PerfCard's totals on the exported model zoo against published reference figures.
 
-    /usr/bin/python3 scripts/check_zoo.py [--cli build/native/core/perfcard] [--only a,b] [--no-timm]
+    /usr/bin/python3 -m scripts.checks.check_zoo [--cli build/native/core/perfcard] [--only a,b] [--no-timm]
 
 Needs the zoo exported first (scripts/zoo/export_torchvision.py, scripts/zoo/export_bert.py; they
 write scripts/zoo/out/). For every exported model it runs `perfcard analyze MODEL --dim batch=1 --json
@@ -43,12 +42,11 @@ import subprocess
 import sys
 from collections import Counter
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ZOO = os.path.join(ROOT, "scripts", "zoo")
-OUT = os.path.join(ZOO, "out")
-REFERENCE = os.path.join(ZOO, "torchvision_reference.csv")
-SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "data", "public"))
-TIMM_CSV = os.path.join(SHARED, "timm_benchmarks_long.csv.gz")
+from scripts import paths
+
+OUT = paths.ZOO_OUT
+REFERENCE = os.path.join(paths.ZOO, "torchvision_reference.csv")
+TIMM_CSV = paths.shared("timm_benchmarks_long.csv.gz")
 
 TV_BAR = 0.01
 TIMM_MAC_BAR = 0.02
@@ -294,7 +292,7 @@ def fmt(cells: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--cli", default=os.path.join(ROOT, "build", "native", "core", "perfcard"))
+    ap.add_argument("--cli", default=paths.CLI)
     ap.add_argument("--only", default="", help="comma-separated model names")
     ap.add_argument("--no-timm", action="store_true", help="skip the timm bar explicitly")
     ap.add_argument("--verbose", action="store_true", help="print every note, also for passing rows")
@@ -307,8 +305,8 @@ def main() -> int:
     manifest_path = os.path.join(OUT, "manifest.json")
     if not os.path.exists(manifest_path):
         print(f"check_zoo: no exported zoo ({manifest_path}); export it first: "
-              "/usr/bin/python3 scripts/zoo/export_torchvision.py && "
-              "/usr/bin/python3 scripts/zoo/export_bert.py", file=sys.stderr)
+              "/usr/bin/python3 -m scripts.zoo.export_torchvision && "
+              "/usr/bin/python3 -m scripts.zoo.export_bert", file=sys.stderr)
         return 2
     timm = None
     if not args.no_timm:

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Held-out accuracy of the roofline predictor on every public source it can match; writes
 docs/accuracy.md and stores each device family's held-out MAPE in weights/roofline.json, where it
 becomes the uncertainty every prediction shows.
@@ -9,30 +8,27 @@ DeepLearningExamples batch sweeps (V100, A100, T4; never fitted on) when scripts
 ML.ENERGY power and energy per token of LLM decoding (held-out families, scripts/roofline/energy.py).
 Metrics per source, device and precision: rows, MAPE, median APE, Kendall's tau.
 
-Run: /usr/bin/python3 scripts/evaluate_roofline.py   (after the calibration scripts)
+Run: /usr/bin/python3 -m scripts.calibration.evaluate_roofline   (after the calibration scripts)
 """
 import datetime
 import json
 import os
-import sys
 
 import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-from roofline.gemm_models import write_gemm_models  # noqa: E402
-from roofline.kernels import NEUSIGHT_DEVICES, gemm_queries, load_neusight  # noqa: E402
-from roofline.perfcard_eval import refresh_manifest, run_queries  # noqa: E402
-from roofline.whole_models import dle_rows, queries as model_queries, timm_rows  # noqa: E402
-from roofline import energy  # noqa: E402
-from roofline.cpu_rows import help_queries, help_rows, ort_queries, ort_rows  # noqa: E402
-from roofline import mlperf_rows as mlperf  # noqa: E402
+from scripts import paths
+from scripts.roofline.gemm_models import write_gemm_models
+from scripts.roofline.kernels import NEUSIGHT_DEVICES, gemm_queries, load_neusight
+from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
+from scripts.roofline.whole_models import dle_rows, queries as model_queries, timm_rows
+from scripts.roofline import energy
+from scripts.roofline.cpu_rows import help_queries, help_rows, ort_queries, ort_rows
+from scripts.roofline import mlperf_rows as mlperf
 
-CONSTANTS = os.path.join(ROOT, "weights", "roofline.json")
-DOC = os.path.join(ROOT, "docs", "accuracy.md")
+CONSTANTS = paths.ROOFLINE_JSON
+DOC = os.path.join(paths.DOCS, "accuracy.md")
 FAMILY = {"a100-pcie-40gb": "ampere", "a100-pcie-80gb": "ampere", "a100-sxm4-40gb": "ampere",
           "a100-sxm4-80gb": "ampere", "rtx3090": "ampere", "a10": "ampere", "a30": "ampere",
           "h100-sxm5-80gb": "hopper", "h100-pcie-80gb": "hopper", "h200-sxm-141gb": "hopper",
@@ -68,7 +64,7 @@ def energy_section(constants):
     df = pd.DataFrame(preds)
     fmt_tau = lambda t: "n/a" if t != t else f"{t:.2f}"  # noqa: E731  (nan: predictions tied within the group)
     lines = ["## Energy: power and energy per output token (ML.ENERGY, held-out families)", "",
-             "Written by the same command (the stage fitted in `scripts/calibrate_power.py`). Each row is one",
+             "Written by the same command (the stage fitted in `scripts/calibration/calibrate_power.py`). Each row is one",
              "vLLM serving configuration measured by ML.ENERGY (LLM decoding, single GPU, bf16); PerfCard predicts",
              "one decode step of the zoo's `<model>.decode` graph at the row's average batch with the KV cache at",
              "half the average output length, runtime `kernel` (vLLM replays CUDA graphs: no dispatch gaps; its",
@@ -114,7 +110,7 @@ def cpu_section(constants):
                         "never fitted", constants)
         help_table = r
     lines = ["## CPUs", "",
-             "The `cpu` family's constants are fitted by `scripts/calibrate_cpu.py` (stage E) on our own",
+             "The `cpu` family's constants are fitted by `scripts/calibration/calibrate_cpu.py` (stage E) on our own",
              "onnxruntime-node measurements of the build VM (`data/measured/cpu_ort_node.csv`, drift-free rows,",
              "split by model family; rows above). Each row is predicted with its own thread count (`threads` in",
              "the query, `--threads` on the CLI): one thread = one core of the catalog entry, compute and bandwidth",
@@ -195,9 +191,9 @@ def main():
     # NeuSight: held-out shapes only.
     full, _ = load_neusight(10**9)
     test = full[full.split == "test"].groupby("device", group_keys=False).apply(lambda g: g.sample(min(len(g), 1500), random_state=1))
-    paths = write_gemm_models(os.path.join(ROOT, "build", "calibration"))
+    gemm_paths = write_gemm_models(os.path.join(paths.BUILD, "calibration"))
     test = test.assign(device_id=test.device.map(lambda d: NEUSIGHT_DEVICES[d][0]), precision="fp32")
-    r, _ = evaluate(test, gemm_queries(test, paths), ["device_id", "precision"], "NeuSight GEMM kernels", "held-out shapes", constants)
+    r, _ = evaluate(test, gemm_queries(test, gemm_paths), ["device_id", "precision"], "NeuSight GEMM kernels", "held-out shapes", constants)
     rows += r
     # timm: held-out families, and training families as in-sample.
     t = timm_rows()
@@ -238,7 +234,7 @@ def main():
 
     prov = json.loads(doc["provenance"])
     lines = ["# Accuracy of the roofline predictor (" + doc["version"] + ")", "",
-             "Written by `/usr/bin/python3 scripts/evaluate_roofline.py` on " + datetime.date.today().isoformat() +
+             "Written by `/usr/bin/python3 -m scripts.calibration.evaluate_roofline` on " + datetime.date.today().isoformat() +
              "; every figure below is recomputed by that command from `../shared/data/public/` and the",
              "constants in `weights/roofline.json`. Predictions come from the C++ predictor (`perfcard eval`).", "",
              "APE = |predicted / measured - 1|. Kendall's tau ranks predictions against measurements within a",

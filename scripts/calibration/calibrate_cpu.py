@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Stage E of the roofline calibration: the "cpu" family for the onnxruntime runtime.
 
 Fits, on our own onnxruntime-node measurements of this build machine (data/measured/cpu_ort_node.csv,
@@ -12,24 +11,21 @@ Split by model family (the same hash as the GPU whole-model stage): fit on the t
 MAPE / median APE / Kendall tau on the held-out ones. The stage refits on whatever rows exist, so later
 campaign pieces only need a rerun. Updates weights/roofline.json in place, with provenance.
 
-Run: /usr/bin/python3 scripts/calibrate_cpu.py   (after scripts/calibrate_roofline.py)
+Run: /usr/bin/python3 -m scripts.calibration.calibrate_cpu   (after scripts/calibration/calibrate_roofline.py)
 """
 import json
 import math
-import os
-import sys
 
 import numpy as np
 from scipy.optimize import minimize
 from scipy.stats import kendalltau
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from roofline.cpu_rows import machine, ort_queries, ort_rows  # noqa: E402
-from roofline.perfcard_eval import refresh_manifest, run_queries  # noqa: E402
+from scripts import paths
+from scripts.roofline.cpu_rows import machine, ort_queries, ort_rows
+from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
 
-CONSTANTS = os.path.join(os.path.dirname(HERE), "weights", "roofline.json")
-DEVICES = os.path.join(os.path.dirname(HERE), "weights", "devices.json")
+CONSTANTS = paths.ROOFLINE_JSON
+DEVICES = paths.DEVICES_JSON
 # onnxruntime's CPU convolutions are im2col + the same MLAS SGEMM its MatMul/Gemm use, so one matrix
 # efficiency serves both (fitted apart, the batch-1 fully connected layers of a single family, which are
 # weight streaming, would set the GEMM figure alone).
@@ -79,7 +75,7 @@ def with_bandwidth(catalog, device_id, gbs):
     c = json.loads(json.dumps(catalog))
     for e in c["devices"]:
         if e["id"] == device_id:
-            e["memory_bandwidth_gbs"] = {"value": gbs, "source": "fitted by scripts/calibrate_cpu.py (stage E)"}
+            e["memory_bandwidth_gbs"] = {"value": gbs, "source": "fitted by scripts/calibration/calibrate_cpu.py (stage E)"}
     return c
 
 
@@ -94,7 +90,7 @@ def main():
     # effective one (the value which, times the family's mem_eff, best explains the rows) and writes it to
     # the catalog marked as fitted, so that GEMV-like and streaming kernels are not charged to compute.
     bw_entry = entry.get("memory_bandwidth_gbs")
-    fit_bw = bw_entry is None or "fitted by scripts/calibrate_cpu.py" in str(bw_entry.get("source", ""))
+    fit_bw = bw_entry is None or "fitted by scripts/calibration/calibrate_cpu.py" in str(bw_entry.get("source", ""))
     rows, counts = ort_rows()
     train, test = rows[rows.split == "train"].reset_index(drop=True), rows[rows.split == "test"].reset_index(drop=True)
     if len(train) < 5:
@@ -137,9 +133,9 @@ def main():
         return metrics([r["latency_ms"] for r in res], df.latency_ms)
 
     prov = json.loads(fitted["provenance"])
-    prov["cpu"] = "stage E (scripts/calibrate_cpu.py): fitted on our onnxruntime-node measurements; see stage_e"
+    prov["cpu"] = "stage E (scripts/calibration/calibrate_cpu.py): fitted on our onnxruntime-node measurements; see stage_e"
     prov["stage_e"] = {
-        "script": "scripts/calibrate_cpu.py",
+        "script": "scripts/calibration/calibrate_cpu.py",
         "source": "data/measured/cpu_ort_node.csv (+ machine.json): onnxruntime-node " + m.get("onnxruntime_node", "?")
                   + ", fp32, median of runs; rows with drift=1 (machine loaded) left out",
         "machine": {"machine_id": m["machine_id"], "catalog_id": m["catalog_id"], "cpus": m.get("cpus")},
@@ -181,7 +177,7 @@ def write_fitted_bandwidth(device_id, gbs, stage):
         if e["id"] == device_id:
             e["memory_bandwidth_gbs"] = {
                 "value": round(gbs, 2), "uncertain": True,
-                "source": "fitted by scripts/calibrate_cpu.py (stage E), not measured directly: the whole-VM "
+                "source": "fitted by scripts/calibration/calibrate_cpu.py (stage E), not measured directly: the whole-VM "
                           "effective bandwidth (DRAM and the 32 MiB L3 together: batch-1 activations mostly stay in "
                           "cache, so it can exceed what DRAM alone delivers) "
                           f"which, times the cpu family's mem_eff and the predictor's linear thread share, "

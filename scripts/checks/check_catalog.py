@@ -1,7 +1,6 @@
-#!/usr/bin/python3
 """Validate the device catalog and the carbon table (stdlib only).
 
-    /usr/bin/python3 scripts/check_catalog.py [--devices weights/devices.json]
+    /usr/bin/python3 -m scripts.checks.check_catalog [--devices weights/devices.json]
         [--carbon weights/carbon_regions.json] [--specs ../shared/data/public/device_specs.csv]
         [--require-specs]
 
@@ -32,6 +31,8 @@ import json
 import os
 import re
 import sys
+
+from scripts import paths
 
 CANONICAL_GPUS = [
     "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
@@ -340,11 +341,10 @@ def cross_check(gpus, specs_path, require):
 
 
 def main():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--devices", default=os.path.join(root, "weights", "devices.json"))
-    ap.add_argument("--carbon", default=os.path.join(root, "weights", "carbon_regions.json"))
-    ap.add_argument("--specs", default=os.path.join(root, "..", "shared", "data", "public", "device_specs.csv"))
+    ap.add_argument("--devices", default=paths.DEVICES_JSON)
+    ap.add_argument("--carbon", default=os.path.join(paths.WEIGHTS, "carbon_regions.json"))
+    ap.add_argument("--specs", default=paths.shared("device_specs.csv"))
     ap.add_argument("--require-specs", action="store_true", help="fail when device_specs.csv is absent")
     a = ap.parse_args()
     gpus = []

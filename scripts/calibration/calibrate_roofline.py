@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Fits the roofline predictor's constants on public measurements and writes weights/roofline.json.
 
 Stage A  kernel level, FP32 GEMMs (NeuSight, PyTorch 2.1 cuBLAS, kernel times): per GPU family the
@@ -7,13 +6,13 @@ Stage A  kernel level, FP32 GEMMs (NeuSight, PyTorch 2.1 cuBLAS, kernel times): 
 Stage B  max achievable tensor-core matmul (stas00/ml-engineering MAMF): efficiency at saturation.
 Stage C  whole models (timm benchmarks, NVIDIA DeepLearningExamples): convolution efficiencies and the
          per-op dispatch cost of PyTorch eager, on zoo graphs matched to the measured models
-         (scripts/calibrate_models.py; run after the zoo is exported).
+         (scripts/calibration/calibrate_models.py; run after the zoo is exported).
 
 Every prediction during fitting comes from the C++ predictor itself (`perfcard eval`), so the fitted
 numbers are the ones the CLI and the web page use. Rows are split 80/20 by shape (stage A) or by model
-family (stage C); held-out errors go to docs/accuracy.md via scripts/evaluate_roofline.py.
+family (stage C); held-out errors go to docs/accuracy.md via scripts/calibration/evaluate_roofline.py.
 
-Run: /usr/bin/python3 scripts/calibrate_roofline.py   (needs ../shared/data/public and a native build)
+Run: /usr/bin/python3 -m scripts.calibration.calibrate_roofline   (needs ../shared/data/public and a native build)
 """
 import argparse
 import datetime
@@ -21,21 +20,18 @@ import hashlib
 import json
 import math
 import os
-import sys
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-from roofline.gemm_models import write_gemm_models  # noqa: E402
-from roofline.kernels import NEUSIGHT_DEVICES, gemm_queries, load_neusight  # noqa: E402
-from roofline.perfcard_eval import refresh_manifest, run_queries  # noqa: E402
+from scripts import paths
+from scripts.roofline.gemm_models import write_gemm_models
+from scripts.roofline.kernels import NEUSIGHT_DEVICES, gemm_queries, load_neusight
+from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
 
-PUBLIC = os.path.join(ROOT, "..", "shared", "data", "public")
-OUT = os.path.join(ROOT, "weights", "roofline.json")
+PUBLIC = paths.SHARED_DATA
+OUT = paths.ROOFLINE_JSON
 
 # Device family per catalog arch prefix (weights/devices.json "arch"); CPUs share one family.
 ARCH_FAMILY = {"Volta": "volta", "Turing": "turing", "Ampere": "ampere", "Ada": "ada", "Hopper": "hopper",
@@ -122,7 +118,7 @@ def measured_memory_roof(df, catalog, log):
 
 
 def load_catalog():
-    with open(os.path.join(ROOT, "weights", "devices.json")) as f:
+    with open(paths.DEVICES_JSON) as f:
         devs = json.load(f)["devices"]
     val = lambda x: x["value"] if isinstance(x, dict) else x
     return {d["id"]: {"bw": val(d["memory_bandwidth_gbs"]), "l2_mb": val(d.get("l2_mb", {"value": 0})) or 0,
@@ -130,7 +126,7 @@ def load_catalog():
             for d in devs if d["kind"] == "gpu"}
 
 
-def fit_stage_a(df, paths, families, runtimes, log):
+def fit_stage_a(df, gemm_paths, families, runtimes, log):
     """Per family, jointly over its devices: gemm_eff_fp32, mem_eff, k_half and the harness's per-call
     host cost by Nelder-Mead; the wave model's tile edge by grid search. Every NeuSight timing carries a
     25-40 us floor (host dispatch + synchronize), so the GPU-side launch floor is not identifiable here
@@ -142,7 +138,7 @@ def fit_stage_a(df, paths, families, runtimes, log):
     for fam, names in fams.items():
         rows = df[df.device.isin(names)]
         train, test = rows[rows.split == "train"], rows[rows.split == "test"]
-        queries = gemm_queries(train, paths)
+        queries = gemm_queries(train, gemm_paths)
 
         def unpack(theta, tile):
             return dict(gemm_eff_fp32=1 / (1 + math.exp(-theta[0])), k_half=math.exp(theta[1]), launch_us=0.0,
@@ -169,7 +165,7 @@ def fit_stage_a(df, paths, families, runtimes, log):
         loss, tile, x = best
         fitted, dispatch = unpack(x, tile)
         families[fam].update(fitted)
-        res = run_queries(gemm_queries(test, paths), with_params(x, tile))
+        res = run_queries(gemm_queries(test, gemm_paths), with_params(x, tile))
         pred = np.array([r["latency_ms"] for r in res])
         ape = np.abs(pred / test.latency_ms.values - 1)
         notes = "; ".join(NEUSIGHT_DEVICES[n][2] for n in names if NEUSIGHT_DEVICES[n][2])
@@ -222,7 +218,7 @@ def main():
     for r in runtimes.values():
         if r["dispatch_us"] is None:
             r["dispatch_us"] = 0.0
-    paths = write_gemm_models(os.path.join(ROOT, "build", "calibration"))
+    gemm_paths = write_gemm_models(os.path.join(paths.BUILD, "calibration"))
     full, df = load_neusight(args.rows)
     roof = measured_memory_roof(full, load_catalog(), log)
     for fam, eff in roof.items():
@@ -231,7 +227,7 @@ def main():
     borrowed_roof = [f for f in ("hopper", "blackwell") if f not in roof]
     for fam in borrowed_roof:
         families[fam]["mem_eff"] = roof["ampere"]
-    stage_a = fit_stage_a(df, paths, families, runtimes, log)
+    stage_a = fit_stage_a(df, gemm_paths, families, runtimes, log)
     # Host dispatch of one eager op, as the kernel-level harnesses measured it (median over families);
     # stage C refits PyTorch eager's on whole models.
     harness = float(np.median([r["harness_dispatch_us"] for r in stage_a.values()]))
@@ -248,7 +244,7 @@ def main():
         f["conv_eff_fp32"] = f["gemm_eff_fp32"]
     prov = {
         "created": datetime.date.today().isoformat(),
-        "script": "scripts/calibrate_roofline.py",
+        "script": "scripts/calibration/calibrate_roofline.py",
         "sources": {
             "stage_a": "neusight_gemm_ops_fp32.csv.gz (sitar-lab/NeuSight 6945927d, MIT): PyTorch 2.1 cu121 FP32 linear/bmm kernel latency",
             "stage_b": "stas00_mamf_measured_matmul.csv (stas00/ml-engineering): maximum achievable bf16 matmul TFLOPS",
@@ -260,7 +256,7 @@ def main():
                                   "arithmetic intensity is below a quarter of the device's FP32 ridge point"},
         "blackwell": "kernel-level constants borrowed from hopper (no FP32 GEMM data)",
         "stage_c": "not run: conv efficiencies equal GEMM efficiencies and PyTorch eager's dispatch is the "
-                   "kernel harnesses' per-op cost until scripts/calibrate_models.py fits them on whole models",
+                   "kernel harnesses' per-op cost until scripts/calibration/calibrate_models.py fits them on whole models",
         "cpu": "not fitted: CPU constants are starting values until our CPU measurements exist",
     }
     doc = constants_doc(families, runtimes, json.dumps(prov, sort_keys=True))

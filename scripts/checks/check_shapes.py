@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Checks perfcard's shape inference against onnx's own, over a coverage set of exported graphs.
 
 For every model of the set and every opset in 13..17 the script
@@ -23,9 +22,9 @@ Models: torchvision classification / detection / segmentation (weights=None), tr
 here in plain torch from configs (BERT-, GPT-2-, LLaMA- (prefill and decode with a past KV cache) and
 ViT-style), and small quantized graphs built with onnx.helper.
 
-    scripts/check_shapes.py                      # everything, all opsets
-    scripts/check_shapes.py --only llama --opsets 13,17 -v
-    scripts/check_shapes.py --list
+    /usr/bin/python3 -m scripts.checks.check_shapes          # everything, all opsets
+    /usr/bin/python3 -m scripts.checks.check_shapes --only llama --opsets 13,17 -v
+    /usr/bin/python3 -m scripts.checks.check_shapes --list
 
 Exports are cached (--cache, default /tmp/perfcard_shape_cache) keyed by model and opset; --fresh
 re-exports. Use /usr/bin/python3 (torch 1.13, torchvision 0.14, onnx 1.12).
@@ -48,8 +47,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper, shape_inference
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_CLI = os.path.join(REPO, "build", "native", "core", "perfcard")
+from scripts import paths
+
+DEFAULT_CLI = paths.CLI
 BINDINGS = {"batch": 2, "sequence": 128, "past": 64, "height": 320, "width": 320}
 OPSETS = [13, 14, 15, 16, 17]
 

@@ -1,29 +1,25 @@
-#!/usr/bin/python3
 """Stage C of the roofline calibration: whole models.
 
 Fits, on the training families of the timm eager benchmarks (RTX 3090 = Ampere GA102, RTX 4090 = Ada),
 the convolution efficiency of each GPU family with whole-model data, and PyTorch eager's per-op host
 dispatch cost shared by all. Families without whole-model data take their own GEMM efficiency times the
-conv/GEMM ratio measured on the others; scripts/evaluate_roofline.py then checks that transfer on
+conv/GEMM ratio measured on the others; scripts/calibration/evaluate_roofline.py then checks that transfer on
 NVIDIA's DeepLearningExamples tables (V100, A100, T4), which nothing here was fitted on.
 
-Updates weights/roofline.json in place (after scripts/calibrate_roofline.py) and records what it did
-in the provenance. Run: /usr/bin/python3 scripts/calibrate_models.py
+Updates weights/roofline.json in place (after scripts/calibration/calibrate_roofline.py) and records what it did
+in the provenance. Run: /usr/bin/python3 -m scripts.calibration.calibrate_models
 """
 import json
 import math
-import os
-import sys
 
 import numpy as np
 from scipy.optimize import minimize
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from roofline.perfcard_eval import refresh_manifest, run_queries  # noqa: E402
-from roofline.whole_models import queries, timm_rows  # noqa: E402
+from scripts import paths
+from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
+from scripts.roofline.whole_models import queries, timm_rows
 
-CONSTANTS = os.path.join(os.path.dirname(HERE), "weights", "roofline.json")
+CONSTANTS = paths.ROOFLINE_JSON
 FAMILY_OF_DEVICE = {"rtx3090": "ampere", "rtx4090": "ada"}
 
 
@@ -119,7 +115,7 @@ def main():
         f["conv_eff_fp32"] = min(1.0, f["gemm_eff_fp32"] * ratio)
     prov = json.loads(fitted["provenance"])
     prov["stage_c"] = {
-        "script": "scripts/calibrate_models.py",
+        "script": "scripts/calibration/calibrate_models.py",
         "source": "timm_benchmarks_long.csv.gz (huggingface/pytorch-image-models aa4b5850): eager (not compiled) "
                   "NCHW inference, step_time_ms per batch",
         "train_rows": int(len(train)), "train_families": sorted(train.family.unique().tolist()),

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Stage D: fits the power model's exponent on ML.ENERGY's measured GPU power, through PerfCard's own
 per-kernel busy fraction and intensity (`perfcard eval`; Python only optimizes), and writes it with its
 provenance to weights/roofline.json "power".
@@ -10,22 +9,19 @@ why the others are left out). Fitted on ML.ENERGY v3 (measured average power); v
 (J/token x tokens/s) and is only evaluated. Before writing, the Python mirror of the formula is checked
 against `perfcard predict --json` on real rows.
 
-Run: /usr/bin/python3 scripts/calibrate_power.py     (after calibrate_roofline.py / calibrate_models.py)
+Run: /usr/bin/python3 -m scripts.calibration.calibrate_power     (after calibrate_roofline.py / calibrate_models.py)
 """
 import datetime
 import json
 import os
 import subprocess
-import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-from roofline import energy  # noqa: E402
-from roofline.perfcard_eval import cli, refresh_manifest  # noqa: E402
+from scripts import paths
+from scripts.roofline import energy
+from scripts.roofline.perfcard_eval import cli, refresh_manifest
 
-CONSTANTS = os.path.join(ROOT, "weights", "roofline.json")
+CONSTANTS = paths.ROOFLINE_JSON
 
 
 def check_mirror(rows, constants, power_table, n=3):
@@ -39,7 +35,7 @@ def check_mirror(rows, constants, power_table, n=3):
             cmd = [cli(), "predict", q["model"], "--device", q["device"], "--precision", q["precision"],
                    "--runtime", q["runtime"], "--batch", str(q["dims"]["batch"]), "--dim", "sequence=1",
                    "--dim", f"past_sequence={q['dims']['past_sequence']}", "--json", "--constants", cpath,
-                   "--devices", os.path.join(ROOT, "weights", "devices.json")]
+                   "--devices", paths.DEVICES_JSON]
             doc = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
             row = [x for x in _rows(doc) if x.get("device_id", x.get("device")) == q["device"]][0]
             mine = energy.power_model([r], constants["power"]["gamma"], constants["power"]["floor"], power_table)[0]
@@ -75,7 +71,7 @@ def main():
     doc["power"] = {
         "gamma": round(gamma, 4), "floor": floor,
         "provenance": {
-            "script": "scripts/calibrate_power.py", "created": datetime.date.today().isoformat(),
+            "script": "scripts/calibration/calibrate_power.py", "created": datetime.date.today().isoformat(),
             "fitted": "gamma, by least squares in log(power) over every row with measured power",
             "floor": (f"not fitted: kept at {floor}; the lowest PerfCard intensity over the matched rows is "
                       f"{min(r['intensity'] for r in rows):.3f}, so the clamp is never active and the data "

@@ -1,0 +1,1 @@
+"""Checks that print figures: the device catalog, inferred shapes against ONNX, the torchvision zoo."""
