@@ -4,9 +4,9 @@
 # the native CLI, then the browser tests (node --test tests/web/: the site built into dist/, served on
 # 127.0.0.1, driven in headless Debian Chromium through playwright-core; Chromium is installed with
 # scripts/setup.sh --browser and playwright-core with npm ci when missing; only if Chromium cannot be
-# installed are they skipped, with a message), and with the native build the Python data checks
-# (scripts/data/test_*.py, unittest; they skip when ../shared/data/public is absent) and the tests of the zoo
-# generators (scripts/zoo/test_*.py) and of the measurement campaign's bookkeeping (scripts/measure/).
+# installed are they skipped, with a message), and with the native build every Python test, found by one
+# unittest discovery (scripts/**/test_*.py: data loaders and training tables, which skip when
+# ../shared/data/public is absent; zoo generators; the campaign's bookkeeping; the PCWT weights format).
 # The Python checks need `scripts/setup.sh --python`. Build first with scripts/build.sh. Every suite
 # runs; the exit status says if any failed.
 #
@@ -66,14 +66,10 @@ browser_tests() {
 
 if [ "$native" = 1 ] && need build/native; then
   run "ctest native" ctest --test-dir build/native --output-on-failure -j "$jobs"
-  # the data tables' checks need the native CLI (per-op costs are compared with `perfcard analyze`)
-  run "Python (scripts/data: sources, training tables)" \
-    /usr/bin/python3 -m unittest scripts.data.test_sources scripts.data.test_tables
-  # the zoo generators against independent counts (torch) and published figures, through the native CLI
-  run "Python (scripts/zoo: NAS-Bench-201 cells, transformers from configs)" \
-    /usr/bin/python3 -m unittest scripts/zoo/test_nasbench201.py scripts/zoo/test_transformers.py
-  run "Python (scripts/measure: the campaign's plan, resumable CSV, drift marking)" \
-    /usr/bin/python3 -m unittest scripts/measure/test_campaign.py
+  # every scripts/**/test_*.py; the data tables and the zoo generators need the native CLI (per-op costs
+  # and totals are compared with `perfcard analyze`)
+  run "Python (scripts/**/test_*.py: data, zoo, measure, weights)" \
+    /usr/bin/python3 -m unittest discover -s scripts -p 'test_*.py' -t .
 fi
 if [ "$wasm" = 1 ] && need build/wasm; then
   run "ctest wasm" ctest --test-dir build/wasm --output-on-failure -j "$jobs"
