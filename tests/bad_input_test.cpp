@@ -1,4 +1,4 @@
-// The bad-input corpus (tests/data/bad/, made by scripts/make_bad_corpus.py): every file must be rejected
+// The bad-input corpus (tests/data/bad/, made by scripts/fixtures/make_bad_corpus.py): every file must be rejected
 // with a perfcard::Error whose what() is exactly the message in expected.json, naming what is wrong and
 // where (byte offset, node, op, subgraph). Entries with "unknown_ops" instead must analyze, listing those
 // ops. "dims" binds symbolic dims for the analysis. See docs/robustness.md.

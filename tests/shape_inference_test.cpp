@@ -1,7 +1,7 @@
 // Shape inference: bound symbolic dims, shape-value propagation of exported transformer graphs, quantized
 // ops, If/Loop bodies, data-dependent sizes, and ops without a rule.
 //
-// Fixtures come from scripts/make_shape_fixtures.py (tests/data/shapes/). Their expected.json holds what
+// Fixtures come from scripts/fixtures/make_shape_fixtures.py (tests/data/shapes/). Their expected.json holds what
 // onnx's own shape inference (data_prop=True, inputs bound) reports for every value: perfcard must agree
 // wherever onnx knows a dim. Values onnx cannot know (Range lengths, float shape arithmetic, data-dependent
 // bounds) are checked below against numbers worked out by hand from the graphs.

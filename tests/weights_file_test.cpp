@@ -775,6 +775,6 @@ TEST_CASE("weights/manifest.json lists every weights file with its sha256 and si
   }
   std::string report;
   for (const auto& p : problems) report += p + "\n";
-  INFO(report << "fix: /usr/bin/python3 scripts/weights/update_manifest.py, and commit weights/manifest.json");
+  INFO(report << "fix: /usr/bin/python3 -m scripts.weights.update_manifest, and commit weights/manifest.json");
   CHECK(problems.empty());
 }

@@ -264,7 +264,7 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
 
   test('a 1 GB file does not freeze the page', { timeout: 10 * 60_000 }, async (t) => {
     const big = join(root, 'build', 'bench-models', 'mlp_1gb.onnx');
-    if (!existsSync(big)) return t.skip('no build/bench-models/mlp_1gb.onnx (scripts/make_bench_models.py makes it)');
+    if (!existsSync(big)) return t.skip('no build/bench-models/mlp_1gb.onnx (scripts/fixtures/make_bench_models.py makes it)');
     const p = await newPage();
     await p.goto(`${server.origin}/`);
     await ready(p, 'resnet50.onnx');
