@@ -1,8 +1,7 @@
-#!/usr/bin/python3
 """Recurrent and embedding-lookup models: exported with torch, timed with onnxruntime-node on this CPU, and
 compared with `perfcard predict` for this machine's catalog entry at the same thread count.
 
-    /usr/bin/python3 scripts/measure/sequence_check.py [--threads 1] [--runs 10] [--predict-only]
+    /usr/bin/python3 -m scripts.measure.sequence_check [--threads 1] [--runs 10] [--predict-only]
 
 Why these: the roofline once charged a recurrent op as one large GEMM (its time steps really run one
 after another) and a Gather its whole table (an embedding lookup reads only its rows). The models:
@@ -25,11 +24,11 @@ import os
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-OUT = os.path.join(ROOT, "scripts", "zoo", "out", "sequence")
-CSV = os.path.join(ROOT, "data", "measured", "cpu_ort_node_sequence.csv")
-CLI = os.path.join(ROOT, "build", "native", "core", "perfcard")
+from scripts import paths
+
+OUT = os.path.join(paths.ZOO_OUT, "sequence")
+CSV = os.path.join(paths.MEASURED, "cpu_ort_node_sequence.csv")
+CLI = paths.CLI
 FIELDS = ["machine_id", "model", "batch", "sequence", "threads", "median_ms", "p10_ms", "p90_ms", "runs",
           "peak_rss_mib", "drift", "onnxruntime_node"]
 
@@ -108,9 +107,9 @@ def dims(model, batch, seq):
 
 
 def measure(model, batch, seq, threads, runs):
-    cmd = ["node", os.path.join(HERE, "ort_run.mjs"), os.path.join(OUT, model + ".onnx"), "--threads", str(threads),
+    cmd = ["node", os.path.join(paths.MEASURE, "ort_run.mjs"), os.path.join(OUT, model + ".onnx"), "--threads", str(threads),
            "--runs", str(runs)] + dims(model, batch, seq)
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=HERE)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=paths.MEASURE)
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}")
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -129,7 +128,7 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--predict-only", action="store_true")
     args = ap.parse_args()
-    machine = json.load(open(os.path.join(ROOT, "data", "measured", "machine.json")))
+    machine = json.load(open(os.path.join(paths.MEASURED, "machine.json")))
     if not all(os.path.exists(os.path.join(OUT, m + ".onnx")) for m, _, _ in CONFIGS):
         export_all()
     rows = []
@@ -153,7 +152,7 @@ def main():
             w = csv.DictWriter(f, fieldnames=FIELDS)
             w.writeheader()
             w.writerows(rows)
-        print(f"wrote {len(rows)} rows to {os.path.relpath(CSV, ROOT)} (reference {ref0:.2f} -> {ref1:.2f} ms"
+        print(f"wrote {len(rows)} rows to {os.path.relpath(CSV, paths.ROOT)} (reference {ref0:.2f} -> {ref1:.2f} ms"
               f"{', DRIFT: rows marked' if drift else ''})", file=sys.stderr)
     print(f"{'model':<16}{'batch':>6}{'seq':>6}{'measured ms':>13}{'predicted ms':>14}{'pred/meas':>11}")
     for r in rows:
