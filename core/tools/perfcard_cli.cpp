@@ -89,7 +89,7 @@ std::string data_file(const std::string& override_path, const char* name) {
   std::string_view e = perfcard::embedded_file(name);
   if (e.empty())
     throw perfcard::Error(std::string("no embedded ") + name + " in this build" +
-                          (std::string(name) == "roofline.json" ? ": run /usr/bin/python3 scripts/calibrate_roofline.py, then rebuild" : ""));
+                          (std::string(name) == "roofline.json" ? ": run /usr/bin/python3 -m scripts.calibration.calibrate_roofline, then rebuild" : ""));
   return std::string(e);
 }
 

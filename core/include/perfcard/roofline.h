@@ -1,7 +1,7 @@
 // The physics-based predictor: every kernel takes max(compute, memory, launch floor) at achievable
 // (fitted) throughput, kernels are formed by the runtime's fusion policy, and the runtime's per-op CPU
 // dispatch is simulated against the GPU queue. Its constants come from weights/roofline.json, which
-// scripts/calibrate_roofline.py fits on public measurements and stamps with provenance.
+// scripts/calibration/calibrate_roofline.py fits on public measurements and stamps with provenance.
 #pragma once
 
 #include <map>
@@ -56,7 +56,7 @@ struct PowerConstants {
   double floor = 0;             // intensity never reads below this while a kernel runs
 };
 
-struct AccuracyNote {           // held-out accuracy of this predictor, from scripts/evaluate_roofline.py
+struct AccuracyNote {           // held-out accuracy of this predictor, from scripts/calibration/evaluate_roofline.py
   double mape = 0;
   std::size_t rows = 0;
   std::string source;
