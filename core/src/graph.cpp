@@ -46,7 +46,11 @@ int Graph::find(const std::string& n) const {
 }
 
 std::int64_t Model::opset(std::string_view d) const {
-  for (const auto& o : opsets)
+  if (!opset_index.empty()) {
+    auto it = opset_index.find(std::string(d));
+    return it == opset_index.end() ? 0 : it->second;
+  }
+  for (const auto& o : opsets)  // a Model built by hand, not by the loader
     if (o.domain == d) return o.version;
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "perfcard/error.h"
+#include "perfcard/report.h"
 
 namespace perfcard {
 namespace {
@@ -96,8 +97,13 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
     if (!res.batch_symbol.empty()) ao.dims.values[res.batch_symbol] = batch;
     Analysis a = analyze(model, ao);
     if (batch == batches.front()) {
-      for (const auto& u : a.shapes.unknown_ops) res.warnings.push_back("unknown op " + u + ": not timed");
-      for (const auto& w : a.shapes.warnings) res.warnings.push_back(w.message);
+      const auto& unknown = a.shapes.unknown_ops;
+      const auto& warns = a.shapes.warnings;
+      for (std::size_t i = 0; i < unknown.size() && i < kMaxListed; ++i) res.warnings.push_back("unknown op " + unknown[i] + ": not timed");
+      if (unknown.size() > kMaxListed)
+        res.warnings.push_back(std::to_string(unknown.size() - kMaxListed) + " more unknown op types: not timed");
+      for (std::size_t i = 0; i < warns.size() && i < kMaxListed; ++i) res.warnings.push_back(warns[i].message);
+      if (warns.size() > kMaxListed) res.warnings.push_back(std::to_string(warns.size() - kMaxListed) + " more warnings not listed");
       if (a.totals.estimated_values > 0)
         res.warnings.push_back(std::to_string(a.totals.estimated_values) +
                                " values have sizes that depend on the data; they are taken at an upper bound, and so are "

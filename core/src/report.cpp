@@ -174,15 +174,22 @@ json analysis_to_json(const Model& m, const Analysis& a, bool per_node) {
   j["op_types"] = ops;
 
   json unknown = json::array();
-  for (const auto& u : a.shapes.unknown_ops) unknown.push_back(u);
+  for (std::size_t i = 0; i < a.shapes.unknown_ops.size() && i < kMaxListed; ++i) unknown.push_back(a.shapes.unknown_ops[i]);
   j["unknown_ops"] = unknown;
+  j["totals"]["unknown_op_types"] = a.shapes.unknown_ops.size();
   json warns = json::array();
-  for (const auto& w : a.shapes.warnings) {
+  for (std::size_t i = 0; i < a.shapes.warnings.size() && i < kMaxListed; ++i) {
+    const Diagnostic& w = a.shapes.warnings[i];
     json x = {{"message", w.message}};
     json l = location_json(w.where);
     if (!l.empty()) x["where"] = l;
     warns.push_back(x);
   }
+  if (a.shapes.warnings.size() > kMaxListed)
+    warns.push_back({{"message", std::to_string(a.shapes.warnings.size() - kMaxListed) + " more warnings not listed"}});
+  if (a.shapes.unknown_ops.size() > kMaxListed)
+    warns.push_back({{"message", std::to_string(a.shapes.unknown_ops.size() - kMaxListed) +
+                                     " more unknown op types not listed (totals.unknown_op_types counts them all)"}});
   j["warnings"] = warns;
   if (per_node) j["nodes"] = nodes_json(m.graph, a.shapes.graph, a.costs);
   return j;

@@ -209,7 +209,7 @@ class Builder {
       Kernel k;
       k.p.first = &n;
       k.p.cls = c.cls;
-      k.p.flops = c.flops - c.steps.count * c.steps.flops;
+      k.p.flops = c.steps ? c.flops - c.steps->count * c.steps->flops : c.flops;
       k.p.repeat = runs;
       const int previous = int(kernels_.size()) - 1;
       for (std::size_t i = 0; i < n.inputs.size(); ++i) {
@@ -228,7 +228,7 @@ class Builder {
       for (int v : n.outputs) if (v >= 0) { kernel_of_value[std::size_t(v)] = idx; k.produced.push_back(v); }
       kernels_.push_back(std::move(k));
       mine.push_back(std::size_t(idx));
-      if (c.steps.count > 0) add_steps(n, c, runs);
+      if (c.steps && c.steps->count > 0) add_steps(n, *c.steps, c.cls, runs);
     }
     // A tensor made and used only inside one fused kernel never reaches memory: take back its write
     // (its in-kernel reads were never counted).
@@ -271,18 +271,18 @@ class Builder {
   }
 
   // The sequential part of a recurrent op: one kernel per time step, in order, after its parallel part.
-  void add_steps(const Node& n, const NodeCost& c, double runs) {
+  void add_steps(const Node& n, const SequentialSteps& st, OpClass cls, double runs) {
     Kernel k;
     k.p.first = &n;
-    k.p.cls = c.cls;
-    k.p.flops = c.steps.flops;
-    k.p.bytes = c.steps.elements * bits_ / 8.0;
-    k.p.repeat = runs * c.steps.count;
-    k.p.invariant_bytes = c.steps.invariant_elements * bits_ / 8.0;
-    k.p.gemm_like = c.steps.gemm_m > 0;
-    k.p.gemm_m = c.steps.gemm_m;
-    k.p.gemm_n = c.steps.gemm_n;
-    k.p.gemm_k = c.steps.gemm_k;
+    k.p.cls = cls;
+    k.p.flops = st.flops;
+    k.p.bytes = st.elements * bits_ / 8.0;
+    k.p.repeat = runs * st.count;
+    k.p.invariant_bytes = st.invariant_elements * bits_ / 8.0;
+    k.p.gemm_like = st.gemm_m > 0;
+    k.p.gemm_m = st.gemm_m;
+    k.p.gemm_n = st.gemm_n;
+    k.p.gemm_k = st.gemm_k;
     kernels_.push_back(std::move(k));
   }
 
@@ -299,11 +299,11 @@ class Builder {
   }
 
   static void shape_gemm(const Node& n, const GraphShapes& s, const NodeCost& c, Kernel& k) {
-    if (c.gemm_m > 0) {  // the cost rule knows the product better than the output does
+    if (c.steps && c.steps->proj_m > 0) {  // a recurrent op's parallel part: the input projection
       k.p.gemm_like = true;
-      k.p.gemm_m = c.gemm_m;
-      k.p.gemm_n = c.gemm_n;
-      k.p.gemm_k = c.gemm_k;
+      k.p.gemm_m = c.steps->proj_m;
+      k.p.gemm_n = c.steps->proj_n;
+      k.p.gemm_k = c.steps->proj_k;
       return;
     }
     if (c.macs <= 0 || n.outputs.empty() || n.outputs[0] < 0) return;

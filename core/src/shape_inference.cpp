@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include "perfcard/op_registry.h"
 
@@ -54,9 +55,13 @@ void check_shape(ValueShape& s, const std::string& what, const Location& loc) {
 
 class Inference {
  public:
-  Inference(const Model& m, const DimBindings& b, ShapeResult& r) : model_(m), bind_(b), result_(r) {}
+  // `b` is read by every body and outlives this walk: subgraphs share it, never copy it (a model with 10k
+  // symbols and 20k bodies would copy 200M map entries).
+  Inference(const Model& m, const DimBindings& b, ShapeResult& r, InferenceWork& work)
+      : model_(m), bind_(b), result_(r), work_(work) {}
 
-  void run_main() {
+  // `binds` is the object `bind_` refers to: the main walk adds the defaults of unbound symbols to it.
+  void run_main(DimBindings& binds) {
     const Graph& g = model_.graph;
     GraphShapes& gs = result_.graph;
     seed_common(g, gs, {});
@@ -67,7 +72,7 @@ class Inference {
     // Symbols of the main inputs that the caller left unbound keep their default everywhere (value_info,
     // bodies), so that one symbol never has two sizes.
     for (const auto& u : result_.symbols)
-      if (!u.bound) bind_.values.emplace(u.name, u.value);
+      if (!u.bound) binds.values.emplace(u.name, u.value);
     walk(g, gs, {});
   }
 
@@ -90,9 +95,11 @@ class Inference {
 
  private:
   const Model& model_;
-  DimBindings bind_;  // the caller's bindings, plus the defaults used for unbound input symbols
+  const DimBindings& bind_;  // the caller's bindings, plus the defaults used for unbound input symbols
   ShapeResult& result_;
+  InferenceWork& work_;
   std::set<std::string> reported_symbols_;
+  std::unordered_set<std::string> unknown_seen_;  // of result_.unknown_ops: one lookup per unknown node
 
   void seed_common(const Graph& g, GraphShapes& gs, const std::vector<const GraphShapes*>& scopes) {
     gs.values.assign(g.values.size(), ValueShape{});
@@ -154,12 +161,13 @@ class Inference {
 
   void walk(const Graph& g, GraphShapes& gs, std::vector<const GraphShapes*> scopes) {
     scopes.push_back(&gs);  // (a copy per call) the rules of this graph see its values last
+    work_.done += g.nodes.size();
     for (int ni : g.order) {
       const Node& n = g.nodes[std::size_t(ni)];
       const OpSpec* spec = find_op(n.domain, n.op_type);
       if (spec) {
         ShapeContext ctx(model_, g, n, gs.values, gs.subgraphs[std::size_t(ni)], bind_, result_.warnings,
-                         result_.unknown_ops, scopes.data(), int(scopes.size()));
+                         result_.unknown_ops, scopes.data(), int(scopes.size()), work_);
         spec->shape(ctx);
         gs.status[std::size_t(ni)] = NodeStatus::Inferred;
         // Where a rule could not tell the rank or the type (its inputs come from an op without a rule),
@@ -196,9 +204,10 @@ class Inference {
           }
         }
         gs.status[std::size_t(ni)] = all ? NodeStatus::FromValueInfo : NodeStatus::Unknown;
-        std::string op = n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type;
-        if (!all && std::find(result_.unknown_ops.begin(), result_.unknown_ops.end(), op) == result_.unknown_ops.end())
-          result_.unknown_ops.push_back(op);
+        if (!all) {
+          std::string op = n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type;
+          if (unknown_seen_.insert(op).second) result_.unknown_ops.push_back(std::move(op));
+        }
       }
       for (int o : n.outputs) {
         if (o < 0) continue;
@@ -218,9 +227,10 @@ class Inference {
 ShapeContext::ShapeContext(const Model& model, const Graph& graph, const Node& node, std::vector<ValueShape>& values,
                            std::vector<GraphShapes>& subgraphs, const DimBindings& bindings,
                            std::vector<Diagnostic>& warnings, std::vector<std::string>& unknown_ops,
-                           const GraphShapes* const* scopes, int scope_depth)
+                           const GraphShapes* const* scopes, int scope_depth, InferenceWork& work)
     : model_(model), graph_(graph), node_(node), values_(values), subgraphs_(subgraphs), bindings_(bindings),
-      warnings_(warnings), unknown_ops_(unknown_ops), scopes_(scopes), scope_depth_(scope_depth), opset_(model.opset(node.domain)) {
+      warnings_(warnings), unknown_ops_(unknown_ops), scopes_(scopes), scope_depth_(scope_depth), work_(work),
+      opset_(model.opset(node.domain)) {
   if (node.domain.empty() && opset_ == 0) opset_ = 1;
 }
 
@@ -264,21 +274,17 @@ std::vector<ValueShape> ShapeContext::run_subgraph(const Graph& body, const std:
       ++count;
     }
   if (subgraphs_.size() < count) subgraphs_.resize(count);
-  ShapeResult scratch;  // warnings and unknown ops of bodies are merged into the caller's lists below
-  Inference inf(model_, bindings_, scratch);
+  ShapeResult scratch;  // warnings and unknown ops of bodies join the caller's lists below
+  Inference inf(model_, bindings_, scratch, work_);
   std::vector<const GraphShapes*> scopes(scopes_, scopes_ + scope_depth_);
   auto outs = inf.run_sub(body, subgraphs_[slot], inputs, scopes);
-  auto add = [&](Diagnostic w) {  // a body inferred twice (Loop) warns once
-    bool dup = std::any_of(warnings_.begin(), warnings_.end(), [&](const Diagnostic& d) {
-      return d.message == w.message && d.where.node == w.where.node && d.where.graph == w.where.graph;
-    });
-    if (!dup) warnings_.push_back(std::move(w));
-  };
-  for (auto& w : scratch.warnings) add(std::move(w));
+  // Appended as they are: a body inferred twice (Loop) repeats its warnings, and infer_shapes drops the
+  // repeats once at the end, in linear time (a check per merge was quadratic in the warnings).
+  for (auto& w : scratch.warnings) warnings_.push_back(std::move(w));
   // Ops of a body without a rule are unknown ops of the model, listed with the top-level ones.
   for (auto& op : scratch.unknown_ops) {
-    if (std::find(unknown_ops_.begin(), unknown_ops_.end(), op) == unknown_ops_.end()) unknown_ops_.push_back(op);
-    add({"op " + op + " in subgraph " + body.path + " has no shape rule", {}});
+    warnings_.push_back({"op " + op + " in subgraph " + body.path + " has no shape rule", {}});
+    unknown_ops_.push_back(std::move(op));
   }
   return outs;
 }
@@ -306,12 +312,55 @@ std::int64_t ShapeContext::normalize_axis(std::int64_t axis, std::int64_t rank) 
   return axis < 0 ? axis + rank : axis;
 }
 
+namespace {
+
+std::size_t count_nodes(const Graph& g) {
+  std::size_t n = g.nodes.size();
+  for (const auto& node : g.nodes)
+    for (const auto& a : node.attributes)
+      for (const auto& body : a.graphs) n += count_nodes(body);
+  return n;
+}
+
+}  // namespace
+
+bool ShapeContext::may_rerun(const Graph& body) const { return work_.done + count_nodes(body) <= work_.budget; }
+
+namespace {
+
+// Repeats (a body inferred twice, at several levels) are dropped, keeping first occurrences in order.
+void drop_repeats(ShapeResult& r) {
+  std::unordered_set<std::string> seen;
+  std::vector<std::string> ops;
+  for (auto& op : r.unknown_ops)
+    if (seen.insert(op).second) ops.push_back(std::move(op));
+  r.unknown_ops = std::move(ops);
+  seen.clear();
+  std::vector<Diagnostic> kept;
+  for (auto& w : r.warnings) {
+    std::string key = w.message;
+    key += '\0';
+    key += w.where.node;
+    key += '\0';
+    key += w.where.graph;
+    if (seen.insert(std::move(key)).second) kept.push_back(std::move(w));
+  }
+  r.warnings = std::move(kept);
+}
+
+}  // namespace
+
 ShapeResult infer_shapes(const Model& model, const DimBindings& bindings) {
   for (const auto& [name, v] : bindings.values)
     if (v < 0 || v > (std::int64_t{1} << 40))
       throw Error("dim " + name + "=" + std::to_string(v) + " is out of range (0 .. 2^40)");
   ShapeResult r;
-  Inference(model, bindings, r).run_main();
+  DimBindings binds = bindings;
+  // Each node is inferred once, plus second passes over growing Loop bodies while they fit this budget.
+  InferenceWork work;
+  work.budget = 4 * count_nodes(model.graph) + 4096;
+  Inference(model, binds, r, work).run_main(binds);
+  drop_repeats(r);
   return r;
 }
 

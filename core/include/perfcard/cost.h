@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,9 +12,11 @@
 
 namespace perfcard {
 
-// Work an op does one step after another (the time steps of a recurrent op): `count` kernels of this size
-// run in order after the op's parallel part. Elements are those the step moves, at the model's dtypes.
+// A recurrent op as runtimes run it (cuDNN, onnxruntime): one GEMM projects every time step's input (its
+// parallel part), then `count` step kernels of this size follow one after another. Elements are those a
+// step moves, at the model's dtypes.
 struct SequentialSteps {
+  double proj_m = 0, proj_n = 0, proj_k = 0;  // the projection's matrix product
   double count = 0;
   double flops = 0;
   double elements = 0;
@@ -35,10 +38,8 @@ struct NodeCost {
   // constant table): that input moves `partial_elements` of its elements, not all of them.
   int partial_input = -1;
   double partial_elements = 0;
-  // The matrix product of the op's parallel part when its output does not tell it (a recurrent op's
-  // input projection: seq x batch rows); 0: derived from the output.
-  double gemm_m = 0, gemm_n = 0, gemm_k = 0;
-  SequentialSteps steps;      // count 0: the op is one parallel kernel
+  // Recurrent ops only (a pointer: the other nodes of a million-node graph should not carry it).
+  std::shared_ptr<const SequentialSteps> steps;
   // Control flow: the bodies that run, run `trips` times (Loop trip count, Scan length, 1 for If).
   // trips_known false: the count is not known before running; bodies are counted once (per iteration).
   double trips = 1;

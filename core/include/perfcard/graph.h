@@ -125,6 +125,7 @@ struct OpsetImport {
 struct Model {
   std::int64_t ir_version = 0;
   std::vector<OpsetImport> opsets;
+  std::unordered_map<std::string, std::int64_t> opset_index;  // domain -> version, filled by the loader
   std::string producer_name, producer_version, domain;
   std::int64_t model_version = 0;
   std::vector<std::pair<std::string, std::string>> metadata;

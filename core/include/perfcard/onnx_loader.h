@@ -18,6 +18,7 @@ struct LoadLimits {
   int max_rank = 64;                       // dims of one tensor
   std::int64_t max_dim = std::int64_t{1} << 40;
   std::size_t max_const_elements = 4096;   // constants kept for shape-value propagation
+  std::size_t max_attribute_values = std::size_t{1} << 20;  // ints / floats / strings of one attribute
   std::int64_t max_supported_opset = 21;   // default-domain opset this build knows
 };
 

@@ -57,7 +57,7 @@ class ShapeContext {
   ShapeContext(const Model& model, const Graph& graph, const Node& node, std::vector<ValueShape>& values,
                std::vector<GraphShapes>& subgraphs, const DimBindings& bindings,
                std::vector<Diagnostic>& warnings, std::vector<std::string>& unknown_ops,
-               const GraphShapes* const* scopes, int scope_depth);
+               const GraphShapes* const* scopes, int scope_depth, InferenceWork& work);
 
   const Node& node() const { return node_; }
   std::int64_t opset() const { return opset_; }
@@ -79,6 +79,9 @@ class ShapeContext {
   // Drops the inferred types of a body that never runs with these shapes (the untaken branch of an If whose
   // condition is known), so that costing and the per-node listing skip it.
   void discard_subgraph(const Graph& body);
+  // Whether a second pass over `body` (a Loop's growth check) still fits the walk's work budget: nested
+  // loops that each pass twice would otherwise take 2^depth passes.
+  bool may_rerun(const Graph& body) const;
 
   [[noreturn]] void fail(const std::string& message) const;
   void warn(const std::string& message);
@@ -95,6 +98,7 @@ class ShapeContext {
   std::vector<std::string>& unknown_ops_;
   const GraphShapes* const* scopes_;
   int scope_depth_;
+  InferenceWork& work_;
   std::int64_t opset_;
 };
 

@@ -8,6 +8,10 @@
 
 namespace perfcard {
 
+// A hostile model can raise a warning or name an unknown op per node: documents list the first these many
+// and say how many they leave out, so that their size follows what a person can read, not the file.
+inline constexpr std::size_t kMaxListed = 1000;
+
 inline constexpr int kAnalyzeSchemaVersion = 1;
 
 nlohmann::json analysis_to_json(const Model& model, const Analysis& analysis, bool per_node);

@@ -67,6 +67,11 @@ struct ShapeResult {
   std::vector<std::string> unknown_ops;  // op types (domain-qualified) with neither a rule nor value_info
 };
 
+// Nodes inferred so far in one infer_shapes call, and how many it may infer in all.
+struct InferenceWork {
+  std::size_t done = 0, budget = 0;
+};
+
 ShapeResult infer_shapes(const Model& model, const DimBindings& bindings);
 
 }  // namespace perfcard

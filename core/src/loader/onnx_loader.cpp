@@ -211,10 +211,18 @@ class Loader {
     if (what) throw Error(std::string("not an ONNX model: the input is ") + what, Location{0, {}, {}, {}});
   }
 
-  void check_opsets(const Model& m) const {
+  // Also indexes them: every node looks its domain's opset up, so a file with 100k imports must not
+  // make that a scan. A domain imported twice would be read one way by the rules and reported another.
+  void check_opsets(Model& m) const {
+    m.opset_index.reserve(m.opsets.size());
     for (std::size_t i = 0; i < m.opsets.size(); ++i) {
       const auto& o = m.opsets[i];
       Location at{opset_offsets_[i], {}, {}, {}};
+      auto [it, fresh] = m.opset_index.emplace(o.domain, o.version);
+      if (!fresh)
+        throw Error("opset_import lists domain '" + (o.domain.empty() ? std::string("ai.onnx") : o.domain) +
+                        "' twice (versions " + std::to_string(it->second) + " and " + std::to_string(o.version) + ")",
+                    at);
       if (o.domain.empty() && o.version > limits_.max_supported_opset) {
         throw Error("model imports opset " + std::to_string(o.version) +
                         " of the default ONNX domain; this build knows opsets up to " +
@@ -325,12 +333,17 @@ class Loader {
     std::int64_t data_type = 0;
     std::span<const std::uint8_t> raw;
     bool has_raw = false;
-    std::vector<Field> typed;  // float_data, int32_data, int64_data, double_data, uint64_data, string_data
+    // float_data, int32_data, int64_data, double_data, uint64_data, string_data: only the few fields a
+    // small constant is decoded from are kept; the rest are counted (35M string_data entries must not
+    // become 35M Field records).
+    std::vector<Field> typed;
+    std::uint64_t typed_fields = 0, rank = 0;
+    const std::size_t rank_cap = std::size_t(limits_.max_rank) + 1;
     while (!r.done()) {
       Field f = r.next();
       switch (f.number) {
         case 1:
-          r.read_repeated(f, t.dims, [](std::uint64_t v) { return std::int64_t(v); });
+          rank += r.read_repeated(f, t.dims, [](std::uint64_t v) { return std::int64_t(v); }, rank_cap);
           break;
         case 2: expect(r, f, WireType::Varint, "data_type"); data_type = std::int64_t(std::int32_t(f.varint)); break;
         case 8: expect(r, f, WireType::Len, "name"); t.name = std::string(f.str()); break;
@@ -343,18 +356,24 @@ class Loader {
           break;
         }
         case 14: expect(r, f, WireType::Varint, "data_location"); t.external = f.varint == 1; break;
-        case 4: case 5: case 6: case 7: case 10: case 11: typed.push_back(f); break;
+        case 4: case 5: case 6: case 7: case 10: case 11:
+          t.stored_bytes += f.bytes.size() + (f.type == WireType::Len ? 0 : 8);
+          if (++typed_fields <= limits_.max_const_elements) typed.push_back(f);
+          break;
         default: break;  // segment, doc_string, metadata
       }
     }
     std::string label = t.name.empty() ? what : what + " '" + t.name + "'";
     Reader lr(tf.bytes, tf.payload_offset, label, tensor_field);
     lr.set_context(ctx);
-    check_dims(t.dims, [&](const std::string& m) {
+    auto fail_dims = [&](const std::string& m) {
       Location at = ctx;
       at.byte_offset = tf.offset;
       throw Error(label + " " + m, at);
-    });
+    };
+    if (rank > std::uint64_t(limits_.max_rank))
+      fail_dims("has rank " + std::to_string(rank) + ", above the limit of " + std::to_string(limits_.max_rank));
+    check_dims(t.dims, fail_dims);
     if (!dtype_is_known(data_type)) lr.fail("unknown data_type " + std::to_string(data_type), tf.offset);
     t.dtype = DType(data_type);
     std::uint64_t n = 1;
@@ -371,8 +390,13 @@ class Loader {
         }
       }
     }
-    for (const auto& f : typed) t.stored_bytes += f.bytes.size() + (f.type == WireType::Len ? 0 : 8);
     if (n <= limits_.max_const_elements && t.dtype != DType::String && !t.external) {
+      // Each field holds at least one value (or is an empty packed run): more fields than the limit
+      // means more values than n, or padding no writer emits.
+      if (typed_fields > limits_.max_const_elements && !has_raw)
+        lr.fail("holds " + std::to_string(typed_fields) + " typed-data fields but its dims need " + std::to_string(n) +
+                    " elements",
+                tf.offset);
       t.data = decode_small(t.dtype, n, has_raw ? &raw : nullptr, typed, lr, tf.offset);
     }
     return t;
@@ -459,9 +483,9 @@ class Loader {
     }
   }
 
+  // ctx: the node's location, made once per node (its name can be a megabyte long).
   Attribute parse_attribute(const Field& af, std::size_t index, int depth, const std::string& path,
-                            const Node& node) {
-    Location ctx{{}, node.display_name(), node.op_type, path};
+                            const Node& node, const Location& ctx) {
     // A first pass finds the name, so that every error below can say which attribute it is about.
     std::string label = "attribute #" + std::to_string(index);
     {
@@ -477,6 +501,14 @@ class Loader {
     Attribute a;
     bool has_type = false;
     std::vector<Field> graphs;
+    std::uint64_t values = 0;  // ints, floats or strings: refused past the limit before they are stored
+    const std::size_t cap = limits_.max_attribute_values;
+    auto check_values = [&](const Field& f) {
+      if (values > cap)
+        r.fail("holds more than " + std::to_string(cap) + " values (" + std::to_string(values) +
+                   " so far); PerfCard reads at most " + std::to_string(cap) + " per attribute",
+               f.offset);
+    };
     while (!r.done()) {
       Field f = r.next();
       switch (f.number) {
@@ -490,15 +522,28 @@ class Loader {
           a.tensors.push_back(parse_tensor(f, "tensor of " + label, ctx));
           break;
         case 6: case 11: expect(r, f, WireType::Len, "g"); graphs.push_back(f); break;
-        case 7: read_fixed(f, 4, r, [&](std::uint64_t v) { a.floats.push_back(bits_to_float(std::uint32_t(v))); }); break;
-        case 8: r.read_repeated(f, a.ints, [](std::uint64_t v) { return std::int64_t(v); }); break;
-        case 9: expect(r, f, WireType::Len, "strings"); a.strings.emplace_back(f.str()); break;
+        case 7:
+          values += f.type == WireType::Len ? f.bytes.size() / 4 : 1;
+          check_values(f);
+          read_fixed(f, 4, r, [&](std::uint64_t v) { a.floats.push_back(bits_to_float(std::uint32_t(v))); });
+          break;
+        case 8:
+          values += r.read_repeated(f, a.ints, [](std::uint64_t v) { return std::int64_t(v); }, cap);
+          check_values(f);
+          break;
+        case 9:
+          expect(r, f, WireType::Len, "strings");
+          ++values;
+          check_values(f);
+          a.strings.emplace_back(f.str());
+          break;
         default: break;  // doc_string, ref_attr_name, sparse tensors, type protos
       }
     }
     if (a.name.empty()) {
-      ctx.byte_offset = af.offset;
-      throw Error(label + " has no name", ctx);
+      Location at = ctx;
+      at.byte_offset = af.offset;
+      throw Error(label + " has no name", at);
     }
     if (!has_type) {  // IR < 3 files omit the type: infer it from what is set
       if (!graphs.empty()) a.type = AttrType::Graph;
@@ -523,7 +568,8 @@ class Loader {
     Node n;
     n.index = int(g.nodes.size());
     Reader r(nf.bytes, nf.payload_offset, "NodeProto", node_field);
-    r.set_context(Location{{}, n.display_name(), {}, g.path});
+    const Location unnamed{{}, n.display_name(), {}, g.path};
+    r.set_context(unnamed);
     n.byte_offset = nf.offset;
     std::vector<Field> attrs;
     std::vector<std::string_view> ins, outs;
@@ -543,7 +589,11 @@ class Loader {
     if (n.op_type.empty()) {
       throw Error("node without op_type", Location{nf.offset, n.display_name(), {}, g.path});
     }
-    for (std::size_t i = 0; i < attrs.size(); ++i) n.attributes.push_back(parse_attribute(attrs[i], i, depth, g.path, n));
+    if (!attrs.empty()) {
+      const Location ctx{{}, n.display_name(), n.op_type, g.path};
+      n.attributes.reserve(attrs.size());
+      for (std::size_t i = 0; i < attrs.size(); ++i) n.attributes.push_back(parse_attribute(attrs[i], i, depth, g.path, n, ctx));
+    }
     for (auto s : ins) n.inputs.push_back(s.empty() ? -1 : intern(g, s));
     for (auto s : outs) {
       if (s.empty()) { n.outputs.push_back(-1); continue; }
@@ -569,10 +619,11 @@ class Loader {
     g.depth = depth;
     g.path = path;
     Reader r(gf.bytes, gf.payload_offset, "GraphProto", graph_field);
-    r.set_context(Location{{}, {}, {}, path});
     const Location ctx{{}, {}, {}, path};
+    r.set_context(ctx);
     std::vector<Field> inputs, outputs, infos;
     std::vector<TensorMeta> inits;
+    std::size_t sparse_index = 0;
     while (!r.done()) {
       Field f = r.next();
       switch (f.number) {
@@ -584,21 +635,34 @@ class Loader {
           Reader sr(f.bytes, f.payload_offset, "sparse_initializer", sparse_field);
           sr.set_context(ctx);
           TensorMeta dense;
+          std::uint64_t sparse_rank = 0, n_values = 0;
+          bool has_values = false;
+          const std::string which = "sparse_initializer #" + std::to_string(sparse_index++);
           while (!sr.done()) {
             Field sf = sr.next();
             if (sf.number == 1 && sf.type == WireType::Len) {
               TensorMeta v = parse_tensor(sf, "sparse_initializer values", ctx);
               dense.name = v.name; dense.dtype = v.dtype; dense.stored_bytes += v.stored_bytes;
+              has_values = true;
+              n_values = v.num_elements();
             } else if (sf.number == 2 && sf.type == WireType::Len) {
               dense.stored_bytes += parse_tensor(sf, "sparse_initializer indices", ctx).stored_bytes;
             } else if (sf.number == 3) {
-              sr.read_repeated(sf, dense.dims, [](std::uint64_t v) { return std::int64_t(v); });
+              sparse_rank += sr.read_repeated(sf, dense.dims, [](std::uint64_t v) { return std::int64_t(v); },
+                                              std::size_t(limits_.max_rank) + 1);
             }
           }
           dense.byte_offset = f.offset;
-          check_dims(dense.dims, [&](const std::string& m) {
-            throw Error("sparse_initializer '" + dense.name + "' " + m, Location{f.offset, {}, {}, path});
-          });
+          const Location at{f.offset, {}, {}, path};
+          // The values tensor carries the name: without it there is nothing to name the initializer by.
+          if (!has_values) throw Error(which + " has no values tensor (field 1), which holds its name and dtype", at);
+          auto fail_dense = [&](const std::string& m) { throw Error("sparse_initializer '" + dense.name + "' " + m, at); };
+          if (sparse_rank > std::uint64_t(limits_.max_rank))
+            fail_dense("has rank " + std::to_string(sparse_rank) + ", above the limit of " + std::to_string(limits_.max_rank));
+          check_dims(dense.dims, fail_dense);
+          if (n_values > dense.num_elements())
+            fail_dense("has " + std::to_string(n_values) + " values but its dense shape " + dims_string(dense.dims) +
+                       " holds only " + std::to_string(dense.num_elements()) + " elements");
           inits.push_back(std::move(dense));
           break;
         }
@@ -636,6 +700,8 @@ class Loader {
                         g.nodes[std::size_t(val.producer)].display_name(),
                     Location{f.offset, {}, {}, path});
       if (val.kind == ValueKind::Initializer) continue;  // IR < 4 lists weights as inputs too
+      if (val.kind == ValueKind::GraphInput)
+        throw Error("graph input '" + name + "' is listed twice", Location{f.offset, {}, {}, path});
       val.kind = ValueKind::GraphInput;
       val.declared = std::move(type);
       val.has_declared = true;

@@ -16,7 +16,7 @@ std::uint64_t decode_varint(std::span<const std::uint8_t> data, std::size_t& pos
 }
 
 void Reader::fail(const std::string& what, std::uint64_t at) const {
-  Location loc = context_;
+  Location loc = context_ ? *context_ : Location{};
   loc.byte_offset = at;
   throw Error(std::string(message_) + ": " + what, loc);
 }

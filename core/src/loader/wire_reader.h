@@ -37,8 +37,11 @@ class Reader {
          FieldNames names = nullptr)
       : data_(data), base_(base_offset), message_(std::move(message)), names_(names) {}
 
-  // Node, op and graph that errors of this reader name besides the byte offset.
-  void set_context(Location where) { context_ = std::move(where); }
+  // Node, op and graph that errors of this reader name besides the byte offset. Held by reference (a
+  // node's context can carry a megabyte name, and a reader is made per attribute): it must outlive the
+  // reader.
+  void set_context(const Location& where) { context_ = &where; }
+  void set_context(Location&&) = delete;
 
   bool done() const { return pos_ >= data_.size(); }
   Field next();
@@ -48,9 +51,11 @@ class Reader {
   // "field 7 (graph)", or "field 7" when the number has no name here.
   std::string field_label(std::uint32_t number) const;
 
-  // Reads a repeated scalar field that may be packed or not, appending to out.
+  // Reads a repeated scalar field that may be packed or not, appending to out while it holds fewer than
+  // `cap` values. Returns how many values the field holds, stored or not, so that a caller can refuse an
+  // absurd count by its real size without ever allocating it.
   template <class T, class Conv>
-  void read_repeated(const Field& f, std::vector<T>& out, Conv conv) const;
+  std::uint64_t read_repeated(const Field& f, std::vector<T>& out, Conv conv, std::size_t cap = SIZE_MAX) const;
 
  private:
   std::uint64_t read_varint();
@@ -58,7 +63,7 @@ class Reader {
   std::uint64_t base_;
   std::string message_;  // owned: callers build it from temporaries
   FieldNames names_;
-  Location context_;
+  const Location* context_ = nullptr;
   std::size_t pos_ = 0;
 };
 
@@ -66,17 +71,21 @@ class Reader {
 std::uint64_t decode_varint(std::span<const std::uint8_t> data, std::size_t& pos, bool& ok);
 
 template <class T, class Conv>
-void Reader::read_repeated(const Field& f, std::vector<T>& out, Conv conv) const {
+std::uint64_t Reader::read_repeated(const Field& f, std::vector<T>& out, Conv conv, std::size_t cap) const {
   if (f.type == WireType::Len) {
     std::size_t pos = 0;
+    std::uint64_t count = 0;
     while (pos < f.bytes.size()) {
       bool ok = true;
       std::uint64_t v = decode_varint(f.bytes, pos, ok);
       if (!ok) fail("malformed packed varint in " + field_label(f.number), f.payload_offset + pos);
-      out.push_back(conv(v));
+      if (out.size() < cap) out.push_back(conv(v));
+      ++count;
     }
+    return count;
   } else if (f.type == WireType::Varint) {
-    out.push_back(conv(f.varint));
+    if (out.size() < cap) out.push_back(conv(f.varint));
+    return 1;
   } else {
     fail(field_label(f.number) + " has wire type " + std::to_string(int(f.type)) + ", expected varint or packed",
          f.offset);

@@ -505,17 +505,19 @@ void cost_rnn(const CostContext& c, double k, NodeCost& out) {
   // one step after another: per step a [batch x hidden] by [hidden x gates*hidden] product per direction
   // and the gate maths, reading R and the state and writing the new state (and this step's Y).
   if (seq < 1) return;
-  out.gemm_m = seq * batch;
-  out.gemm_n = dirs * gate_rows;
-  out.gemm_k = input;
-  out.steps.count = seq;
-  out.steps.gemm_m = batch;
-  out.steps.gemm_n = dirs * gate_rows;
-  out.steps.gemm_k = hidden;
-  out.steps.flops = 2 * batch * dirs * gate_rows * hidden + k * batch * dirs * gate_rows;
+  auto st = std::make_shared<SequentialSteps>();
+  st->proj_m = seq * batch;
+  st->proj_n = dirs * gate_rows;
+  st->proj_k = input;
+  st->count = seq;
+  st->gemm_m = batch;
+  st->gemm_n = dirs * gate_rows;
+  st->gemm_k = hidden;
+  st->flops = 2 * batch * dirs * gate_rows * hidden + k * batch * dirs * gate_rows;
   const double state = batch * dirs * hidden * (c.node().op_type == "LSTM" ? 2 : 1);
-  out.steps.invariant_elements = dirs * gate_rows * hidden;
-  out.steps.elements = out.steps.invariant_elements + batch * dirs * gate_rows + 2 * state + batch * dirs * hidden;
+  st->invariant_elements = dirs * gate_rows * hidden;
+  st->elements = st->invariant_elements + batch * dirs * gate_rows + 2 * state + batch * dirs * hidden;
+  out.steps = std::move(st);
 }
 
 // DFT: an FFT's 5 n log2(n) FLOPs per transformed signal of length n (n = the longer of input and output

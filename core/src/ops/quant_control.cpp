@@ -135,6 +135,11 @@ void rule_loop(ShapeContext& c) {
     changes |= a.rank >= 0 && a.rank == b.rank && a.dims != b.dims;
   }
   std::vector<ValueShape> outs2;
+  if (changes && !c.may_rerun(g)) {
+    changes = false;
+    c.warn("Loop-carried values change size every iteration, but a second pass over the body to tell how "
+           "would exceed the inference budget (nested growing loops): their sizes stay unknown");
+  }
   if (changes) {
     std::vector<ValueShape> ins2 = ins;
     for (std::size_t i = 0; i < carried; ++i) {
