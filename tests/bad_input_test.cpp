@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "model_builder.h"
 #include "perfcard/analysis.h"
 #include "perfcard/error.h"
 #include "perfcard/onnx_loader.h"
@@ -88,4 +89,80 @@ TEST_CASE("errors carry their location as data, not only in the text") {
     CHECK(e.where().byte_offset.has_value());
     CHECK(e.message().find("'ghost'") != std::string::npos);
   }
+}
+
+// Limits that need big files to reach at their defaults, reached here with small ones (the generated worst
+// cases of scripts/bench_worst_cases.sh reach them at the defaults).
+TEST_CASE("attribute values and typed-data fields are refused past their limits, before they are stored") {
+  perfcard::LoadLimits small;
+  small.max_attribute_values = 8;
+  small.max_const_elements = 4;
+  {
+    perfcard::test::ModelBuilder b;
+    b.input("x", 1, {std::int64_t(2)});
+    auto& n = b.node("Transpose", {"x"}, {"y"}, "tr");
+    perfcard::test::ModelBuilder::attr(n, "perm", std::vector<std::int64_t>(9, 0));
+    b.output("y");
+    auto bytes = b.bytes();
+    try {
+      perfcard::load_model(bytes, small);
+      FAIL("no error");
+    } catch (const perfcard::Error& e) {
+      CHECK(std::string(e.what()).find("attribute 'perm': holds more than 8 values (9 so far)") != std::string::npos);
+      CHECK(e.code() == perfcard::ErrorCode::Limit);
+    }
+    CHECK_NOTHROW(perfcard::load_model(bytes));  // within the default limit
+  }
+  {
+    // A [2] int64 initializer written as 6 unpacked int64_data fields (protobuf writers pack them, so the
+    // bytes are put together here): the loader keeps at most max_const_elements of them.
+    auto varint = [](std::string& out, std::uint64_t v) {
+      do {
+        out += char((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+      } while (v);
+    };
+    auto field = [&](int number, const std::string& payload) {
+      std::string out;
+      varint(out, std::uint64_t(number) << 3 | 2);
+      varint(out, payload.size());
+      return out + payload;
+    };
+    std::string tensor = field(8, "c") + "\x08\x02" + "\x10\x07";  // name, dims 2, data_type INT64
+    for (int i = 0; i < 6; ++i) tensor += std::string("\x38") + char(i + 1);  // int64_data, unpacked
+    std::string node = field(1, "c") + field(2, "y") + field(4, "Identity");
+    std::string graph = field(1, node) + field(5, tensor) + field(12, field(1, "y"));
+    std::string model = std::string("\x08\x08") + field(8, field(1, "") + "\x10\x11") + field(7, graph);
+    std::vector<std::uint8_t> bytes(model.begin(), model.end());
+    // At the default limit the 6 fields are decoded, and 6 values for 2 elements refused; past the small
+    // limit they are refused by count, never stored.
+    CHECK_THROWS_WITH(perfcard::load_model(bytes), Catch::Contains("holds 6 elements but its dims need 2"));
+    CHECK_THROWS_WITH(perfcard::load_model(bytes, small), Catch::Contains("holds 6 typed-data fields but its dims need 2"));
+  }
+}
+
+TEST_CASE("errors carry a stable code and escape what would cut their text") {
+  auto code_of = [](const std::string& file) {
+    auto bytes = perfcard::test::read_file(perfcard::test::data_path("bad/" + file));
+    try {
+      perfcard::Model m = perfcard::load_model(bytes);
+      perfcard::analyze(m, {});
+    } catch (const perfcard::Error& e) {
+      return std::string(perfcard::error_code_name(e.code()));
+    }
+    return std::string("none");
+  };
+  CHECK(code_of("empty.onnx") == "malformed");
+  CHECK(code_of("truncated_half.onnx") == "malformed");
+  CHECK(code_of("rank_100.onnx") == "limit");
+  CHECK(code_of("deep_subgraph_nesting.onnx") == "limit");
+  CHECK(code_of("cycle.onnx") == "invalid_model");
+  CHECK(code_of("attribute_wrong_type.onnx") == "invalid_model");
+  CHECK(code_of("opset_99.onnx") == "limit");
+
+  perfcard::Error e(std::string("bad \0 byte and \xff", 16), perfcard::Location{{}, std::string("n\0x", 3), "Op", {}});
+  CHECK(std::string(e.what()) == "bad \\x00 byte and \\xff [node n\\x00x (Op)]");
+  CHECK(perfcard::escape_text("caf\xc3\xa9 \xe2\x82\xac ok") == "caf\xc3\xa9 \xe2\x82\xac ok");  // UTF-8 stays
+  CHECK(perfcard::escape_text("\xc0\xaf") == "\\xc0\\xaf");  // an overlong form is not UTF-8
+  CHECK(perfcard::option_error("x").code() == perfcard::ErrorCode::BadOption);
 }

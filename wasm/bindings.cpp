@@ -10,7 +10,8 @@
 //   devicesJson()                          the embedded device catalog, carbon regions and predictor
 // Results are plain JS objects:
 //   {ok: true,  json: "<the document, as the CLI prints it>"}   (openModel: {ok: true, handle})
-//   {ok: false, message: "<what() of the error>", detail, byteOffset?, node?, opType?, graph?}
+//   {ok: false, message: "<what() of the error>", detail, code, byteOffset?, node?, opType?, graph?}
+//   code: perfcard::error_code_name ("invalid_model", "malformed", "limit", "bad_option", "bad_data", "internal")
 // No C++ exception crosses the boundary: everything is caught here and handed over as data, and the
 // wrapper turns {ok: false} into a JS Error. The data files (devices.json, carbon_regions.json,
 // roofline.json) are compiled in (perfcard_data) and parsed once, on first use.
@@ -291,16 +292,17 @@ const perfcard::Model& open_model(int handle) {
   return *it->second;
 }
 
-val failure(const std::string& message) {
+val failure(const std::string& message, perfcard::ErrorCode code) {
   val r = val::object();
   r.set("ok", false);
   r.set("message", message);
   r.set("detail", message);
+  r.set("code", std::string(perfcard::error_code_name(code)));
   return r;
 }
 
 val failure(const perfcard::Error& e) {
-  val r = failure(std::string(e.what()));
+  val r = failure(std::string(e.what()), e.code());
   r.set("detail", e.message());
   const perfcard::Location& w = e.where();
   if (w.byte_offset) r.set("byteOffset", double(*w.byte_offset));
@@ -325,11 +327,11 @@ val guarded(F&& f) {
   } catch (const perfcard::Error& e) {
     return failure(e);
   } catch (const std::bad_alloc&) {
-    return failure("out of memory");
+    return failure("out of memory", perfcard::ErrorCode::Limit);
   } catch (const std::exception& e) {
-    return failure(std::string(e.what()));
+    return failure(perfcard::escape_text(e.what()), perfcard::ErrorCode::Internal);
   } catch (...) {
-    return failure("unknown internal error");
+    return failure("unknown internal error", perfcard::ErrorCode::Internal);
   }
 }
 

@@ -238,6 +238,8 @@ export class PerfCardError extends Error {
   name: 'PerfCardError';
   /** The message without its location suffix. */
   detail: string;
+  /** What kind of failure, stable across versions (a trap of the WebAssembly module is 'internal'). */
+  code: 'invalid_model' | 'malformed' | 'limit' | 'bad_option' | 'bad_data' | 'internal';
   byteOffset?: number;
   node?: string;
   opType?: string;

@@ -23,10 +23,17 @@ export class PerfCardError extends Error {
     super(failure.message);
     this.name = 'PerfCardError';
     this.detail = failure.detail ?? failure.message;  // the message without its location
+    // What kind of failure, stable across versions: invalid_model, malformed, limit, bad_option, bad_data,
+    // internal (a trap of the WebAssembly module is one).
+    this.code = failure.code ?? 'internal';
     for (const key of ['byteOffset', 'node', 'opType', 'graph']) {
       if (failure[key] !== undefined) this[key] = failure[key];
     }
   }
+}
+
+function brokenError() {
+  return new PerfCardError({ message: 'perfcard: this instance failed earlier and cannot be used again', code: 'internal' });
 }
 
 function isNode() {
@@ -246,7 +253,7 @@ class PerfCard {
   }
 
   _alloc(size) {
-    if (this.#broken) throw new Error('perfcard: this instance failed earlier and cannot be used again');
+    if (this.#broken) throw brokenError();
     const ptr = this.#mod._malloc(Math.max(size, 1)) >>> 0;
     if (ptr === 0) {
       throw new PerfCardError({ message: `out of memory: cannot hold a ${size}-byte model in WebAssembly memory` });
@@ -264,13 +271,20 @@ class PerfCard {
 
   // Calls a binding that returns {ok, json} | {ok: false, ...}; a trap marks the instance broken.
   _raw(name, ...args) {
-    if (this.#broken) throw new Error('perfcard: this instance failed earlier and cannot be used again');
+    if (this.#broken) throw brokenError();
     let result;
     try {
       result = this.#mod[name](...args);
     } catch (e) {
-      this.#broken = true;  // only a trap gets here: bindings.cpp catches every C++ exception
-      throw e;
+      // Only a trap gets here (bindings.cpp catches every C++ exception): the module's state is lost.
+      this.#broken = true;
+      const err = new PerfCardError({
+        message: `perfcard: the WebAssembly module stopped (${e?.name ?? 'Error'}: ${e?.message ?? e}); ` +
+          'this instance cannot be used again: create a new one',
+        code: 'internal',
+      });
+      err.cause = e;
+      throw err;
     }
     if (!result.ok) throw new PerfCardError(result);
     return result;

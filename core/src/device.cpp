@@ -21,7 +21,7 @@ std::string_view precision_name(Precision p) {
 Precision parse_precision(std::string_view s) {
   for (Precision p : {Precision::FP32, Precision::TF32, Precision::FP16, Precision::BF16, Precision::FP8, Precision::INT8})
     if (precision_name(p) == s) return p;
-  throw Error("unknown precision '" + std::string(s) + "' (use fp32, tf32, fp16, bf16, fp8 or int8)");
+  throw option_error("unknown precision '" + std::string(s) + "' (use fp32, tf32, fp16, bf16, fp8 or int8)");
 }
 
 int precision_bits(Precision p) {
@@ -56,9 +56,9 @@ Sourced sourced(const json& entry, const char* field, const std::string& id) {
   } else if (v.is_object() && v.contains("value") && v["value"].is_null()) {
     return s;
   } else {
-    throw Error("device catalog: field '" + std::string(field) + "' of '" + id + "' is not a number or {value, source}");
+    throw data_error("device catalog: field '" + std::string(field) + "' of '" + id + "' is not a number or {value, source}");
   }
-  if (!(s.value >= 0)) throw Error("device catalog: field '" + std::string(field) + "' of '" + id + "' is negative");
+  if (!(s.value >= 0)) throw data_error("device catalog: field '" + std::string(field) + "' of '" + id + "' is negative");
   s.present = true;
   return s;
 }
@@ -79,23 +79,23 @@ DeviceCatalog DeviceCatalog::parse(std::string_view text) {
   try {
     doc = json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
-    throw Error(std::string("device catalog is not valid JSON: ") + e.what());
+    throw data_error(std::string("device catalog is not valid JSON: ") + e.what());
   }
   if (!doc.is_object() || !doc.contains("devices") || !doc["devices"].is_array())
-    throw Error("device catalog: expected an object with a 'devices' array");
+    throw data_error("device catalog: expected an object with a 'devices' array");
   if (doc.value("schema_version", 0) != 1)
-    throw Error("device catalog: schema_version " + doc.value("schema_version", json(0)).dump() + " is not 1");
+    throw data_error("device catalog: schema_version " + doc.value("schema_version", json(0)).dump() + " is not 1");
   DeviceCatalog cat;
   for (const json& e : doc["devices"]) {
     Device d;
-    if (!e.is_object() || !e.contains("id") || !e["id"].is_string()) throw Error("device catalog: an entry has no id");
+    if (!e.is_object() || !e.contains("id") || !e["id"].is_string()) throw data_error("device catalog: an entry has no id");
     d.id = e["id"].get<std::string>();
-    if (cat.find(d.id)) throw Error("device catalog: duplicate id '" + d.id + "'");
+    if (cat.find(d.id)) throw data_error("device catalog: duplicate id '" + d.id + "'");
     d.name = text_field(e, "name", d.id);
     d.kind = text_field(e, "kind", "gpu");
     d.vendor = text_field(e, "vendor", "");
     d.arch = text_field(e, "arch", "");
-    if (d.kind != "gpu" && d.kind != "cpu") throw Error("device catalog: '" + d.id + "' has kind '" + d.kind + "' (gpu or cpu)");
+    if (d.kind != "gpu" && d.kind != "cpu") throw data_error("device catalog: '" + d.id + "' has kind '" + d.kind + "' (gpu or cpu)");
     if (e.contains("peak_tflops") && e["peak_tflops"].is_object()) {
       for (auto& [k, v] : e["peak_tflops"].items()) {
         Sourced s = sourced(e["peak_tflops"], k.c_str(), d.id);
@@ -119,8 +119,8 @@ DeviceCatalog DeviceCatalog::parse(std::string_view text) {
       d.peak_tflops[Precision::FP32] = s;
     }
     if (d.is_gpu() && (!d.memory_bandwidth_gbs.present || d.memory_bandwidth_gbs.value <= 0))
-      throw Error("device catalog: '" + d.id + "' has no memory_bandwidth_gbs");
-    if (!d.supports(Precision::FP32)) throw Error("device catalog: '" + d.id + "' has no fp32 peak");
+      throw data_error("device catalog: '" + d.id + "' has no memory_bandwidth_gbs");
+    if (!d.supports(Precision::FP32)) throw data_error("device catalog: '" + d.id + "' has no fp32 peak");
     if (e.contains("mig") && e["mig"].is_object()) {
       const json& m = e["mig"];
       MigTable t;
@@ -137,7 +137,7 @@ DeviceCatalog DeviceCatalog::parse(std::string_view text) {
         mp.max_instances = int(sourced(p, "max_instances", d.id).value);
         if (mp.name.empty() || mp.compute_slices <= 0 || mp.compute_slices > t.compute_slices_total ||
             mp.memory_slices <= 0 || mp.memory_slices > t.memory_slices_total || mp.memory_gb <= 0 || mp.max_instances <= 0)
-          throw Error("device catalog: MIG profile '" + mp.name + "' of '" + d.id + "' is incomplete or out of range");
+          throw data_error("device catalog: MIG profile '" + mp.name + "' of '" + d.id + "' is incomplete or out of range");
         t.profiles.push_back(mp);
       }
       if (!t.profiles.empty()) d.mig = std::move(t);
@@ -157,7 +157,7 @@ const Device& DeviceCatalog::get(std::string_view id) const {
   if (const Device* d = find(id)) return *d;
   std::string known;
   for (const auto& d : devices_) known += (known.empty() ? "" : ", ") + d.id;
-  throw Error("unknown device '" + std::string(id) + "'; known devices: " + known);
+  throw option_error("unknown device '" + std::string(id) + "'; known devices: " + known);
 }
 
 }  // namespace perfcard

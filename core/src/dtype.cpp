@@ -57,14 +57,4 @@ bool dtype_is_float(DType t) {
   }
 }
 
-bool dtype_is_integer(DType t) {
-  switch (t) {
-    case DType::Bool: case DType::UInt8: case DType::Int8: case DType::UInt16: case DType::Int16:
-    case DType::Int32: case DType::UInt32: case DType::Int64: case DType::UInt64: case DType::UInt4:
-    case DType::Int4:
-      return true;
-    default: return false;
-  }
-}
-
 }  // namespace perfcard

@@ -2,6 +2,61 @@
 
 namespace perfcard {
 
+const char* error_code_name(ErrorCode c) {
+  switch (c) {
+    case ErrorCode::InvalidModel: return "invalid_model";
+    case ErrorCode::Malformed: return "malformed";
+    case ErrorCode::Limit: return "limit";
+    case ErrorCode::BadOption: return "bad_option";
+    case ErrorCode::BadData: return "bad_data";
+    case ErrorCode::Internal: return "internal";
+  }
+  return "internal";
+}
+
+std::string escape_text(std::string_view t) {
+  // Fast path: most messages are plain ASCII.
+  bool plain = true;
+  for (unsigned char ch : t) plain = plain && ch >= 0x20 && ch < 0x7f;
+  if (plain) return std::string(t);
+  std::string out;
+  out.reserve(t.size() + 16);
+  auto hex = [&out](unsigned char b) {
+    static const char digits[] = "0123456789abcdef";
+    out += "\\x";
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  };
+  for (std::size_t i = 0; i < t.size();) {
+    const unsigned char b = static_cast<unsigned char>(t[i]);
+    if (b < 0x80) {
+      if (b < 0x20 || b == 0x7f) hex(b);
+      else out += char(b);
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: lead byte, continuation bytes, no overlong forms, no surrogates, <= U+10FFFF.
+    std::size_t n = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    bool ok = n > 0 && i + n <= t.size();
+    for (std::size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(t[i + k]) & 0xc0) == 0x80;
+    if (ok && n >= 3) {
+      const unsigned char b1 = static_cast<unsigned char>(t[i + 1]);
+      if (b == 0xe0 && b1 < 0xa0) ok = false;        // overlong
+      if (b == 0xed && b1 >= 0xa0) ok = false;       // surrogate
+      if (b == 0xf0 && b1 < 0x90) ok = false;        // overlong
+      if (b == 0xf4 && b1 >= 0x90) ok = false;       // above U+10FFFF
+    }
+    if (!ok) {
+      hex(b);
+      ++i;
+      continue;
+    }
+    out.append(t.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
 std::string Location::to_string() const {
   std::string s;
   auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
@@ -12,9 +67,24 @@ std::string Location::to_string() const {
   return s;
 }
 
-Error::Error(const std::string& message, Location where)
+namespace {
+
+Location escaped(Location w) {
+  w.node = escape_text(w.node);
+  w.op_type = escape_text(w.op_type);
+  w.graph = escape_text(w.graph);
+  return w;
+}
+
+}  // namespace
+
+Error::Error(const std::string& message, Location where, ErrorCode code)
+    : Error(escape_text(message), escaped(std::move(where)), code, 0) {}
+
+Error::Error(std::string message, Location where, ErrorCode code, int)
     : std::runtime_error(where.empty() ? message : message + " [" + where.to_string() + "]"),
-      message_(message),
-      where_(std::move(where)) {}
+      message_(std::move(message)),
+      where_(std::move(where)),
+      code_(code) {}
 
 }  // namespace perfcard

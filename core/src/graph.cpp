@@ -1,5 +1,7 @@
 #include "perfcard/graph.h"
 
+#include "perfcard/error.h"
+
 namespace perfcard {
 
 std::uint64_t TensorMeta::num_elements() const {
@@ -20,23 +22,52 @@ const Attribute* Node::attr(std::string_view n) const {
   return nullptr;
 }
 
-std::int64_t Node::attr_int(std::string_view n, std::int64_t fallback) const {
+namespace {
+
+const char* attr_type_name(AttrType t) {
+  switch (t) {
+    case AttrType::Float: return "FLOAT";
+    case AttrType::Int: return "INT";
+    case AttrType::String: return "STRING";
+    case AttrType::Tensor: return "TENSOR";
+    case AttrType::Graph: return "GRAPH";
+    case AttrType::Floats: return "FLOATS";
+    case AttrType::Ints: return "INTS";
+    case AttrType::Strings: return "STRINGS";
+    case AttrType::Tensors: return "TENSORS";
+    case AttrType::Graphs: return "GRAPHS";
+    case AttrType::SparseTensor: return "SPARSE_TENSOR";
+    case AttrType::SparseTensors: return "SPARSE_TENSORS";
+    case AttrType::TypeProto: return "TYPE_PROTO";
+    case AttrType::TypeProtos: return "TYPE_PROTOS";
+    default: return "UNDEFINED";
+  }
+}
+
+}  // namespace
+
+// A value read as the wrong type (strides given as a FLOAT, perm as a STRING) would be a silent default:
+// refused instead. Files before IR 3 may leave the type out; their attributes are read as asked.
+const Attribute* Node::typed_attr(std::string_view n, AttrType want) const {
   const Attribute* a = attr(n);
+  if (a && a->type != want && a->type != AttrType::Undefined)
+    throw Error("attribute '" + a->name + "' is " + attr_type_name(a->type) + ", expected " + attr_type_name(want),
+                Location{byte_offset, display_name(), op_type, {}});
+  return a;
+}
+
+std::int64_t Node::attr_int(std::string_view n, std::int64_t fallback) const {
+  const Attribute* a = typed_attr(n, AttrType::Int);
   return a ? a->i : fallback;
 }
 
-float Node::attr_float(std::string_view n, float fallback) const {
-  const Attribute* a = attr(n);
-  return a ? a->f : fallback;
-}
-
 std::string Node::attr_string(std::string_view n, std::string fallback) const {
-  const Attribute* a = attr(n);
+  const Attribute* a = typed_attr(n, AttrType::String);
   return a ? a->s : std::move(fallback);
 }
 
 std::vector<std::int64_t> Node::attr_ints(std::string_view n) const {
-  const Attribute* a = attr(n);
+  const Attribute* a = typed_attr(n, AttrType::Ints);
   return a ? a->ints : std::vector<std::int64_t>{};
 }
 

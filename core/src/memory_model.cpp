@@ -9,7 +9,7 @@ namespace perfcard {
 Mode parse_mode(std::string_view s) {
   if (s == "inference") return Mode::Inference;
   if (s == "training") return Mode::Training;
-  throw Error("unknown mode '" + std::string(s) + "' (use inference or training)");
+  throw option_error("unknown mode '" + std::string(s) + "' (use inference or training)");
 }
 
 namespace {

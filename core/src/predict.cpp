@@ -68,12 +68,12 @@ Precision usable_precision(const Device& d, Precision want) {
 PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Predictor& predictor,
                       const RooflineConstants& constants, const CarbonTable& carbon, const PredictOptions& opt) {
   PredictResult res;
-  if (opt.batches.empty()) throw Error("no batch size given");
+  if (opt.batches.empty()) throw option_error("no batch size given");
   if (opt.batches.size() > kMaxBatchSizes)
-    throw Error(std::to_string(opt.batches.size()) + " batch sizes given; at most " + std::to_string(kMaxBatchSizes) +
+    throw option_error(std::to_string(opt.batches.size()) + " batch sizes given; at most " + std::to_string(kMaxBatchSizes) +
                 " per prediction");
   for (auto b : opt.batches)
-    if (b <= 0 || b > (std::int64_t{1} << 24)) throw Error("batch " + std::to_string(b) + " is out of range (1 .. 2^24)");
+    if (b <= 0 || b > (std::int64_t{1} << 24)) throw option_error("batch " + std::to_string(b) + " is out of range (1 .. 2^24)");
   res.batch_symbol = find_batch_symbol(model);
   std::vector<std::int64_t> batches = opt.batches;
   if (res.batch_symbol.empty()) {
@@ -86,9 +86,9 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
   res.pue = opt.pue.value_or(carbon.default_pue());
   // Written so that NaN fails too (every comparison with NaN is false).
   if (!(res.grid_g_per_kwh >= 0) || !std::isfinite(res.grid_g_per_kwh) || !(res.pue >= 1) || !std::isfinite(res.pue))
-    throw Error("grid intensity must be a finite number >= 0 and PUE a finite number >= 1");
+    throw option_error("grid intensity must be a finite number >= 0 and PUE a finite number >= 1");
   if (opt.latency_target_ms && !(*opt.latency_target_ms > 0 && std::isfinite(*opt.latency_target_ms)))
-    throw Error("latency target must be a finite number > 0");
+    throw option_error("latency target must be a finite number > 0");
   const auto devices = select_devices(catalog, opt.devices);
 
   for (std::int64_t batch : batches) {

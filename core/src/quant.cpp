@@ -59,10 +59,10 @@ namespace {
 
 void check_row(std::size_t values, std::size_t blocks, const char* what) {
   if (values % kBlockSize != 0) {
-    throw Error(std::string(what) + ": row length " + std::to_string(values) + " is not a multiple of 32");
+    throw data_error(std::string(what) + ": row length " + std::to_string(values) + " is not a multiple of 32");
   }
   if (blocks != values / kBlockSize) {
-    throw Error(std::string(what) + ": " + std::to_string(values) + " values need " +
+    throw data_error(std::string(what) + ": " + std::to_string(values) + " values need " +
                 std::to_string(values / kBlockSize) + " blocks, got " + std::to_string(blocks));
   }
 }
@@ -72,7 +72,7 @@ std::uint16_t quantize_block(const float* x, int qmax, const char* what, std::si
   float amax = 0.0f;
   for (std::size_t i = 0; i < kBlockSize; ++i) {
     if (!std::isfinite(x[i])) {
-      throw Error(std::string(what) + ": value " + std::to_string(block * kBlockSize + i) +
+      throw data_error(std::string(what) + ": value " + std::to_string(block * kBlockSize + i) +
                   " is not finite");
     }
     amax = std::max(amax, std::fabs(x[i]));
@@ -81,7 +81,7 @@ std::uint16_t quantize_block(const float* x, int qmax, const char* what, std::si
   if ((d16 & 0x7c00u) == 0x7c00u) {
     char shown[32];
     std::snprintf(shown, sizeof shown, "%g", double(amax));
-    throw Error(std::string(what) + ": block " + std::to_string(block) + " has |x| up to " + shown +
+    throw data_error(std::string(what) + ": block " + std::to_string(block) + " has |x| up to " + shown +
                 ", too large for an fp16 scale");
   }
   const float d = fp16_to_fp32(d16);
@@ -164,15 +164,15 @@ template <class Block, class Dot>
 void matvec(std::span<const Block> w, std::size_t rows, std::size_t cols, std::span<const float> x,
             std::span<float> y, const char* what, Dot dot) {
   if (cols % kBlockSize != 0) {
-    throw Error(std::string(what) + ": " + std::to_string(cols) + " columns is not a multiple of 32");
+    throw data_error(std::string(what) + ": " + std::to_string(cols) + " columns is not a multiple of 32");
   }
   const std::size_t per_row = cols / kBlockSize;
   if (rows != 0 && per_row > w.size() / rows) {
-    throw Error(std::string(what) + ": [" + std::to_string(rows) + ", " + std::to_string(cols) + "] needs " +
+    throw data_error(std::string(what) + ": [" + std::to_string(rows) + ", " + std::to_string(cols) + "] needs " +
                 "more than the " + std::to_string(w.size()) + " blocks given");
   }
   if (w.size() != rows * per_row || x.size() != cols || y.size() != rows) {
-    throw Error(std::string(what) + ": sizes do not match [" + std::to_string(rows) + ", " +
+    throw data_error(std::string(what) + ": sizes do not match [" + std::to_string(rows) + ", " +
                 std::to_string(cols) + "] (blocks " + std::to_string(w.size()) + ", x " +
                 std::to_string(x.size()) + ", y " + std::to_string(y.size()) + ")");
   }

@@ -200,15 +200,15 @@ DimBindings parse_dim_bindings(const std::vector<std::string>& specs) {
   for (const auto& s : specs) {
     auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
-      throw Error("bad dim binding '" + s + "': expected NAME=VALUE, e.g. batch=8");
+      throw option_error("bad dim binding '" + s + "': expected NAME=VALUE, e.g. batch=8");
     std::string name = s.substr(0, eq), val = s.substr(eq + 1);
     std::int64_t v = 0;
     for (char ch : val) {
       if (ch < '0' || ch > '9' || v > (std::int64_t{1} << 40))
-        throw Error("bad dim binding '" + s + "': the value must be a whole number from 0 to 2^40");
+        throw option_error("bad dim binding '" + s + "': the value must be a whole number from 0 to 2^40");
       v = v * 10 + (ch - '0');
     }
-    if (v > (std::int64_t{1} << 40)) throw Error("bad dim binding '" + s + "': the value must be a whole number from 0 to 2^40");
+    if (v > (std::int64_t{1} << 40)) throw option_error("bad dim binding '" + s + "': the value must be a whole number from 0 to 2^40");
     b.values[name] = v;
   }
   return b;

@@ -15,9 +15,9 @@ using nlohmann::json;
 
 double num(const json& j, const char* key, const std::string& where) {
   if (!j.contains(key) || !j[key].is_number())
-    throw Error("roofline constants: '" + where + "' lacks the number '" + key + "'");
+    throw data_error("roofline constants: '" + where + "' lacks the number '" + key + "'");
   double v = j[key].get<double>();
-  if (!(v >= 0) || !std::isfinite(v)) throw Error("roofline constants: '" + where + "." + key + "' must be finite and >= 0");
+  if (!(v >= 0) || !std::isfinite(v)) throw data_error("roofline constants: '" + where + "." + key + "' must be finite and >= 0");
   return v;
 }
 
@@ -28,12 +28,12 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
   try {
     doc = json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
-    throw Error(std::string("roofline constants are not valid JSON: ") + e.what());
+    throw data_error(std::string("roofline constants are not valid JSON: ") + e.what());
   }
   std::string fmt = doc.value("format_version", "");
-  if (fmt.empty()) throw Error("roofline constants: no format_version");
+  if (fmt.empty()) throw data_error("roofline constants: no format_version");
   if (fmt.substr(0, fmt.find('.')) != "1")
-    throw Error("roofline constants format " + fmt + " is not readable by this build (reads 1.x); update PerfCard");
+    throw data_error("roofline constants format " + fmt + " is not readable by this build (reads 1.x); update PerfCard");
   RooflineConstants c;
   // Bound to locals: iterating items() of a temporary would dangle.
   const json families_json = doc.value("families", json::object());
@@ -57,10 +57,10 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
     // Optional, so that constants written before the L2 term stay readable (format 1.x).
     if (f.contains("l2_bw_ratio")) fc.l2_bw_ratio = num(f, "l2_bw_ratio", w);
     if (f.contains("clock_ratio")) fc.clock_ratio = num(f, "clock_ratio", w);
-    if (fc.clock_ratio <= 0) throw Error("roofline constants: '" + w + ".clock_ratio' must be > 0");
-    if (fc.l2_bw_ratio < 1) throw Error("roofline constants: '" + w + ".l2_bw_ratio' must be >= 1 (L2 is not slower than DRAM)");
+    if (fc.clock_ratio <= 0) throw data_error("roofline constants: '" + w + ".clock_ratio' must be > 0");
+    if (fc.l2_bw_ratio < 1) throw data_error("roofline constants: '" + w + ".l2_bw_ratio' must be >= 1 (L2 is not slower than DRAM)");
     for (double e : {fc.gemm_eff_tensor, fc.gemm_eff_fp32, fc.conv_eff_tensor, fc.conv_eff_fp32, fc.vector_eff, fc.mem_eff})
-      if (e <= 0 || e > 1) throw Error("roofline constants: efficiencies of '" + w + "' must lie in (0, 1]");
+      if (e <= 0 || e > 1) throw data_error("roofline constants: efficiencies of '" + w + "' must lie in (0, 1]");
     c.families[name] = fc;
   }
   for (auto& [name, r] : runtimes_json.items()) {
@@ -87,9 +87,9 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
   }
   for (auto& [fam, a] : accuracy_json.items())
     c.accuracy[fam] = AccuracyNote{a.value("mape", 0.0), a.value("rows", std::size_t{0}), a.value("source", "")};
-  if (c.families.empty() || c.runtimes.empty()) throw Error("roofline constants: no families or no runtimes");
+  if (c.families.empty() || c.runtimes.empty()) throw data_error("roofline constants: no families or no runtimes");
   for (const auto& [arch, fam] : c.arch_family)
-    if (!c.families.count(fam)) throw Error("roofline constants: arch '" + arch + "' maps to unknown family '" + fam + "'");
+    if (!c.families.count(fam)) throw data_error("roofline constants: arch '" + arch + "' maps to unknown family '" + fam + "'");
   return c;
 }
 
@@ -100,7 +100,7 @@ const FamilyConstants& RooflineConstants::family_of(const Device& d, std::string
     bool match = d.arch.rfind(arch, 0) == 0 || d.id.rfind(arch, 0) == 0 || (arch == d.kind);
     if (match && arch.size() > best.size()) best = arch;
   }
-  if (best.empty()) throw Error("roofline constants have no family for device '" + d.id + "' (arch '" + d.arch + "')");
+  if (best.empty()) throw data_error("roofline constants have no family for device '" + d.id + "' (arch '" + d.arch + "')");
   const std::string& fam = arch_family.at(best);
   if (name) *name = fam;
   return families.at(fam);
@@ -111,7 +111,7 @@ const RuntimeConstants& RooflineConstants::runtime(std::string_view n) const {
   if (it != runtimes.end()) return it->second;
   std::string known;
   for (const auto& [k, v] : runtimes) known += (known.empty() ? "" : ", ") + k;
-  throw Error("unknown runtime '" + std::string(n) + "'; known runtimes: " + known);
+  throw option_error("unknown runtime '" + std::string(n) + "'; known runtimes: " + known);
 }
 
 namespace {
@@ -361,9 +361,10 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
   const RuntimeConstants& rt = constants.runtime(opt.runtime);
   if (plan.runtime != rt.name || plan.precision != opt.precision)
     throw Error("kernel plan for " + plan.runtime + "/" + std::string(precision_name(plan.precision)) + " used for " +
-                rt.name + "/" + std::string(precision_name(opt.precision)));
+                    rt.name + "/" + std::string(precision_name(opt.precision)),
+                {}, ErrorCode::Internal);
   if ((rt.kind == "cpu") != (device.kind == "cpu"))
-    throw Error("runtime '" + rt.name + "' runs on " + rt.kind + "s, but '" + device.id + "' is a " + device.kind);
+    throw option_error("runtime '" + rt.name + "' runs on " + rt.kind + "s, but '" + device.id + "' is a " + device.kind);
   if (plan.untimed > 0)
     r.warnings.push_back(std::to_string(plan.untimed) + " nodes have unknown shapes or no cost rule; their time is not counted");
   if (plan.per_iteration > 0)
@@ -372,7 +373,7 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
 
   const bool cpu_runtime = rt.kind == "cpu";
   double compute_scale = opt.compute_scale, bandwidth_scale = opt.bandwidth_scale;
-  if (opt.threads < 0) throw Error("threads must be >= 0 (0: every core)");
+  if (opt.threads < 0) throw option_error("threads must be >= 0 (0: every core)");
   if (cpu_runtime && opt.threads > 0 && device.cores.present && device.cores.value > 0) {
     const double share = std::min(double(opt.threads), device.cores.value) / device.cores.value;
     compute_scale *= share;

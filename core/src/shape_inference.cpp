@@ -50,7 +50,7 @@ std::string shape_problem(ValueShape& s) {
 
 void check_shape(ValueShape& s, const std::string& what, const Location& loc) {
   std::string problem = shape_problem(s);
-  if (!problem.empty()) throw Error(what + problem, loc);
+  if (!problem.empty()) throw Error(what + problem, loc, ErrorCode::Limit);
 }
 
 class Inference {
@@ -168,7 +168,15 @@ class Inference {
       if (spec) {
         ShapeContext ctx(model_, g, n, gs.values, gs.subgraphs[std::size_t(ni)], bind_, result_.warnings,
                          result_.unknown_ops, scopes.data(), int(scopes.size()), work_);
-        spec->shape(ctx);
+        try {
+          spec->shape(ctx);
+        } catch (const Error& e) {
+          // Node's own checks (an attribute of the wrong type) know the node but not its graph.
+          if (!e.where().graph.empty() || g.path.empty()) throw;
+          Location at = e.where();
+          at.graph = g.path;
+          throw Error(e.message(), at, e.code());
+        }
         gs.status[std::size_t(ni)] = NodeStatus::Inferred;
         // Where a rule could not tell the rank or the type (its inputs come from an op without a rule),
         // a declared type (graph output, value_info) fills in, if it has no unknown dims.
@@ -214,7 +222,7 @@ class Inference {
         std::string problem = shape_problem(gs.values[std::size_t(o)]);
         if (!problem.empty())
           throw Error("output '" + g.values[std::size_t(o)].name + "'" + problem,
-                      Location{n.byte_offset, n.display_name(), n.op_type, g.path});
+                      Location{n.byte_offset, n.display_name(), n.op_type, g.path}, ErrorCode::Limit);
       }
     }
   }
@@ -242,8 +250,6 @@ const ValueShape& ShapeContext::input(std::size_t i) const {
 const ValueShape* ShapeContext::input_if(std::size_t i) const {
   return has_input(i) ? &values_[std::size_t(node_.inputs[i])] : nullptr;
 }
-
-bool ShapeContext::input_rank_known(std::size_t i) const { return has_input(i) && input(i).rank >= 0; }
 
 bool ShapeContext::input_ints(std::size_t i, std::vector<std::int64_t>& out) const {
   const ValueShape* s = input_if(i);
@@ -353,7 +359,7 @@ void drop_repeats(ShapeResult& r) {
 ShapeResult infer_shapes(const Model& model, const DimBindings& bindings) {
   for (const auto& [name, v] : bindings.values)
     if (v < 0 || v > (std::int64_t{1} << 40))
-      throw Error("dim " + name + "=" + std::to_string(v) + " is out of range (0 .. 2^40)");
+      throw option_error("dim " + name + "=" + std::to_string(v) + " is out of range (0 .. 2^40)");
   ShapeResult r;
   DimBindings binds = bindings;
   // Each node is inferred once, plus second passes over growing Loop bodies while they fit this budget.

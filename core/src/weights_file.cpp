@@ -46,7 +46,7 @@ std::string quoted(std::string_view s) {
 Error at(std::string message, std::uint64_t offset) {
   Location l;
   l.byte_offset = offset;
-  return Error(std::move(message), std::move(l));
+  return Error(std::move(message), std::move(l), ErrorCode::BadData);
 }
 
 // Reads little-endian fields from [pos, end); running past end throws the error `overrun` builds from
@@ -456,7 +456,7 @@ WeightsFile read_weights(std::span<const std::uint8_t> bytes) {
 
   for (const auto& k : kRequired) {
     const MetaValue* v = w.find(k.key);
-    if (!v) throw Error("weights file lacks required metadata " + quoted(k.key));
+    if (!v) throw data_error("weights file lacks required metadata " + quoted(k.key));
     if (!has_type(*v, k)) {
       throw at("metadata " + quoted(k.key) + " is " + v->type_name() + ", expected " + required_type_label(k),
                v->byte_offset);
@@ -479,7 +479,7 @@ const MetaValue& WeightsFile::get(std::string_view key) const {
   if (!v) {
     const MetaValue* p = find("predictor");
     const auto* name = p ? std::get_if<std::string>(&p->value) : nullptr;
-    throw Error((name ? "predictor " + quoted(*name) : std::string("weights file")) + " has no metadata " +
+    throw data_error((name ? "predictor " + quoted(*name) : std::string("weights file")) + " has no metadata " +
                 quoted(key));
   }
   return *v;
@@ -524,7 +524,7 @@ const TensorInfo& WeightsFile::tensor(std::string_view name) const {
   if (!t) {
     const MetaValue* p = find("predictor");
     const auto* pred = p ? std::get_if<std::string>(&p->value) : nullptr;
-    throw Error((pred ? "predictor " + quoted(*pred) : std::string("weights file")) + " has no tensor " +
+    throw data_error((pred ? "predictor " + quoted(*pred) : std::string("weights file")) + " has no tensor " +
                 quoted(name));
   }
   return *t;
@@ -580,10 +580,10 @@ namespace {
 template <class T>
 std::span<const T> view(const TensorInfo& t, WDType want) {
   if (t.dtype != want) {
-    throw Error("tensor " + quoted(t.name) + " is " + wdtype_name(t.dtype) + ", not " + wdtype_name(want));
+    throw data_error("tensor " + quoted(t.name) + " is " + wdtype_name(t.dtype) + ", not " + wdtype_name(want));
   }
   if (reinterpret_cast<std::uintptr_t>(t.bytes.data()) % alignof(T) != 0) {
-    throw Error("tensor " + quoted(t.name) + ": data is not " + u(alignof(T)) +
+    throw data_error("tensor " + quoted(t.name) + ": data is not " + u(alignof(T)) +
                 "-byte aligned in memory; load the file into an aligned buffer");
   }
   return {reinterpret_cast<const T*>(t.bytes.data()), t.bytes.size() / sizeof(T)};
@@ -624,7 +624,7 @@ std::vector<float> TensorInfo::to_f32() const {
       out.resize(q4_0().size() * quant::kBlockSize);
       quant::dequantize_row_q4_0(q4_0(), out);
       break;
-    default: throw Error("tensor " + quoted(name) + " has dtype code " + u(std::uint32_t(dtype)) +
+    default: throw data_error("tensor " + quoted(name) + " has dtype code " + u(std::uint32_t(dtype)) +
                          " unknown to this build (file format minor version newer than " +
                          u(kWeightsFormatMinor) + ")");
   }

@@ -18,6 +18,5 @@ std::string_view dtype_name(DType t);
 // Storage size in bits (4-bit types are packed). Strings count as pointer-sized: their payload is unknown.
 int dtype_bits(DType t);
 bool dtype_is_float(DType t);
-bool dtype_is_integer(DType t);  // includes bool
 
 }  // namespace perfcard

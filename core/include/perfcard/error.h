@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace perfcard {
 
@@ -20,15 +21,39 @@ struct Location {
   std::string to_string() const;
 };
 
+// What kind of failure: stable across versions, for programs that react to errors (the CLI's --json error
+// document, `code` on the JS PerfCardError). The message says what and where for people.
+enum class ErrorCode : std::uint8_t {
+  InvalidModel,  // "invalid_model": well-formed bytes, but not a valid ONNX graph (cycles, shapes, types)
+  Malformed,     // "malformed": not an ONNX protobuf at all, or cut short
+  Limit,         // "limit": beyond what PerfCard takes (rank, dims, elements, nesting, a newer opset)
+  BadOption,     // "bad_option": an option or argument of the call
+  BadData,       // "bad_data": a data file the core reads (device catalog, constants, predictor weights)
+  Internal,      // "internal": a failure that is PerfCard's own (the JS side also uses it for wasm traps)
+};
+const char* error_code_name(ErrorCode c);
+
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message, Location where = {});
+  // The message and the location's strings are escaped: a NUL byte, another control character or a byte
+  // that is not UTF-8 (a model's names are arbitrary bytes) becomes \xNN, so no consumer cuts the text.
+  explicit Error(const std::string& message, Location where = {}, ErrorCode code = ErrorCode::InvalidModel);
   const std::string& message() const { return message_; }  // without the location suffix
   const Location& where() const { return where_; }
+  ErrorCode code() const { return code_; }
 
  private:
+  Error(std::string message, Location where, ErrorCode code, int);  // takes escaped text
   std::string message_;
   Location where_;
+  ErrorCode code_;
 };
+
+// The errors of options and of data files, which carry no location.
+inline Error option_error(const std::string& message) { return Error(message, {}, ErrorCode::BadOption); }
+inline Error data_error(const std::string& message) { return Error(message, {}, ErrorCode::BadData); }
+
+// Escapes what would cut or garble a message: control characters and bytes that are not UTF-8 -> \xNN.
+std::string escape_text(std::string_view text);
 
 }  // namespace perfcard

@@ -67,7 +67,6 @@ class ShapeContext {
   bool has_output(std::size_t i) const { return i < node_.outputs.size() && node_.outputs[i] >= 0; }
   const ValueShape& input(std::size_t i) const;            // fails when absent
   const ValueShape* input_if(std::size_t i) const;         // nullptr when absent
-  bool input_rank_known(std::size_t i) const;
   // Contents of a constant-valued input as integers, or false when not known.
   bool input_ints(std::size_t i, std::vector<std::int64_t>& out) const;
   void set_output(std::size_t i, ValueShape s);           // ignores omitted outputs

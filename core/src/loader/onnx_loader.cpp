@@ -120,7 +120,7 @@ class Loader {
   Loader(std::span<const std::uint8_t> bytes, const LoadLimits& limits) : bytes_(bytes), limits_(limits) {}
 
   Model load() {
-    if (bytes_.empty()) throw Error("empty input: an ONNX model is a non-empty protobuf ModelProto");
+    if (bytes_.empty()) throw Error("empty input: an ONNX model is a non-empty protobuf ModelProto", {}, ErrorCode::Malformed);
     reject_other_formats();
     try {
       return load_model_proto();
@@ -128,7 +128,7 @@ class Loader {
       // Text that happens to start like protobuf fails somewhere in the walk: say what it is instead.
       if (looks_like_text(bytes_)) {
         throw Error("not an ONNX model: the input is text (ONNX text format or a prototxt?), not binary protobuf",
-                    Location{0, {}, {}, {}});
+                    Location{0, {}, {}, {}}, ErrorCode::Malformed);
       }
       throw;
     }
@@ -183,9 +183,10 @@ class Loader {
     }
     if (!have_graph) {
       throw Error("not an ONNX model: the ModelProto has no graph (field 7)" +
-                  std::string(m.ir_version == 0 ? " and no ir_version" : ""));
+                      std::string(m.ir_version == 0 ? " and no ir_version" : ""),
+                  {}, ErrorCode::Malformed);
     }
-    if (m.ir_version == 0) throw Error("not an ONNX model: the ModelProto has no ir_version (field 1)");
+    if (m.ir_version == 0) throw Error("not an ONNX model: the ModelProto has no ir_version (field 1)", {}, ErrorCode::Malformed);
     if (m.ir_version < 0) throw Error("ModelProto has an invalid ir_version " + std::to_string(m.ir_version));
     check_opsets(m);
     std::vector<Graph*> scopes;
@@ -208,7 +209,7 @@ class Loader {
     else if (starts("\x80\x02") || starts("\x80\x04")) what = "a Python pickle";
     else if (starts("PCWT")) what = "a PerfCard weights file";
     else if (bytes_.size() >= 8 && bytes_[0] == '{' ) what = "JSON text";
-    if (what) throw Error(std::string("not an ONNX model: the input is ") + what, Location{0, {}, {}, {}});
+    if (what) throw Error(std::string("not an ONNX model: the input is ") + what, Location{0, {}, {}, {}}, ErrorCode::Malformed);
   }
 
   // Also indexes them: every node looks its domain's opset up, so a file with 100k imports must not
@@ -227,7 +228,7 @@ class Loader {
         throw Error("model imports opset " + std::to_string(o.version) +
                         " of the default ONNX domain; this build knows opsets up to " +
                         std::to_string(limits_.max_supported_opset),
-                    at);
+                    at, ErrorCode::Limit);
       }
       if (o.version < 0) {
         throw Error("opset_import for domain '" + (o.domain.empty() ? std::string("ai.onnx") : o.domain) +
@@ -258,7 +259,8 @@ class Loader {
     return idx;
   }
 
-  // Checks a shape's dims (count, range, element count). `fail` reports with the caller's wording.
+  // Checks a shape's dims (count, range, element count). `fail` reports with the caller's wording, as an
+  // ErrorCode::Limit: every one of these is a limit of PerfCard's.
   template <class Fail>
   void check_dims(const std::vector<std::int64_t>& dims, Fail fail) const {
     if (dims.size() > std::size_t(limits_.max_rank))
@@ -283,9 +285,9 @@ class Loader {
       ti.is_tensor = false;
       return ti;
     }
-    auto fail = [&](const std::string& m) -> void { throw Error(what + " " + m, at); };
+    auto fail = [&](const std::string& m) -> void { throw Error(what + " " + m, at, ErrorCode::Limit); };
     const auto& tt = t.tensor_type();
-    if (!dtype_is_known(tt.elem_type())) fail("has unknown tensor element type " + std::to_string(tt.elem_type()));
+    if (!dtype_is_known(tt.elem_type())) throw Error(what + " has unknown tensor element type " + std::to_string(tt.elem_type()), at);
     ti.dtype = DType(tt.elem_type());
     if (tt.has_shape()) {
       ti.has_shape = true;
@@ -318,7 +320,7 @@ class Loader {
     if (!p.ParseFromArray(f.bytes.data(), int(f.bytes.size()))) {
       throw Error(std::string(role) + " #" + std::to_string(index) +
                       ": malformed ValueInfoProto (bad protobuf, or a type nested over 100 levels deep)",
-                  at);
+                  at, ErrorCode::Malformed);
     }
     if (p.name().empty()) throw Error(std::string(role) + " #" + std::to_string(index) + " has no name", at);
     return {p.name(), p.has_type() ? parse_type(p.type(), std::string(role) + " '" + p.name() + "'", at) : TypeInfo{}};
@@ -369,7 +371,7 @@ class Loader {
     auto fail_dims = [&](const std::string& m) {
       Location at = ctx;
       at.byte_offset = tf.offset;
-      throw Error(label + " " + m, at);
+      throw Error(label + " " + m, at, ErrorCode::Limit);
     };
     if (rank > std::uint64_t(limits_.max_rank))
       fail_dims("has rank " + std::to_string(rank) + ", above the limit of " + std::to_string(limits_.max_rank));
@@ -507,7 +509,7 @@ class Loader {
       if (values > cap)
         r.fail("holds more than " + std::to_string(cap) + " values (" + std::to_string(values) +
                    " so far); PerfCard reads at most " + std::to_string(cap) + " per attribute",
-               f.offset);
+               f.offset, ErrorCode::Limit);
     };
     while (!r.done()) {
       Field f = r.next();
@@ -556,7 +558,7 @@ class Loader {
     for (const auto& gf : graphs) {
       if (depth + 1 > limits_.max_subgraph_depth) {
         throw Error("subgraphs nested deeper than " + std::to_string(limits_.max_subgraph_depth) + " levels",
-                    Location{gf.offset, node.display_name(), node.op_type, path});
+                    Location{gf.offset, node.display_name(), node.op_type, path}, ErrorCode::Limit);
       }
       std::string sub = (path.empty() ? "" : path + "/") + node.display_name() + "." + a.name;
       a.graphs.push_back(parse_graph(gf, depth + 1, sub));
@@ -656,13 +658,15 @@ class Loader {
           const Location at{f.offset, {}, {}, path};
           // The values tensor carries the name: without it there is nothing to name the initializer by.
           if (!has_values) throw Error(which + " has no values tensor (field 1), which holds its name and dtype", at);
-          auto fail_dense = [&](const std::string& m) { throw Error("sparse_initializer '" + dense.name + "' " + m, at); };
+          auto fail_dense = [&](const std::string& m) { throw Error("sparse_initializer '" + dense.name + "' " + m, at, ErrorCode::Limit); };
           if (sparse_rank > std::uint64_t(limits_.max_rank))
             fail_dense("has rank " + std::to_string(sparse_rank) + ", above the limit of " + std::to_string(limits_.max_rank));
           check_dims(dense.dims, fail_dense);
           if (n_values > dense.num_elements())
-            fail_dense("has " + std::to_string(n_values) + " values but its dense shape " + dims_string(dense.dims) +
-                       " holds only " + std::to_string(dense.num_elements()) + " elements");
+            throw Error("sparse_initializer '" + dense.name + "' has " + std::to_string(n_values) +
+                            " values but its dense shape " + dims_string(dense.dims) + " holds only " +
+                            std::to_string(dense.num_elements()) + " elements",
+                        at);
           inits.push_back(std::move(dense));
           break;
         }
@@ -754,12 +758,30 @@ class Loader {
       for (int v : n.inputs)
         if (v >= 0) g.values[std::size_t(v)].consumers.push_back(n.index);
     }
-    order(g);
+    // Bodies first: what they capture from this graph is known only then, and a node must run after the
+    // producers of what its bodies capture.
     scopes.push_back(&g);
     for (auto& n : g.nodes)
       for (auto& a : n.attributes)
         for (auto& sub : a.graphs) link(sub, scopes);
     scopes.pop_back();
+    order(g);
+  }
+
+  // The nodes `node` waits for: the producers of its inputs, and of the values its bodies capture from this
+  // graph (a body's OuterScope value points one level up; captures from further out pass through it).
+  template <class F>
+  static void for_each_dependency(const Graph& g, const Node& node, F f) {
+    auto from = [&](int v) {
+      const Value& val = g.values[std::size_t(v)];
+      if (val.kind == ValueKind::NodeOutput && val.producer >= 0) f(val.producer);
+    };
+    for (int v : node.inputs)
+      if (v >= 0) from(v);
+    for (const auto& a : node.attributes)
+      for (const auto& body : a.graphs)
+        for (const auto& bv : body.values)
+          if (bv.kind == ValueKind::OuterScope && bv.outer >= 0) from(bv.outer);
   }
 
   // A name missing from the enclosing scope may come from further out; the enclosing scope then gets an
@@ -792,16 +814,11 @@ class Loader {
     const std::size_t n = g.nodes.size();
     std::vector<int> pending(n, 0);
     std::vector<std::vector<int>> users(n);
-    for (const auto& node : g.nodes) {
-      for (int v : node.inputs) {
-        if (v < 0) continue;
-        int p = g.values[std::size_t(v)].producer;
-        if (p >= 0 && g.values[std::size_t(v)].kind == ValueKind::NodeOutput) {
-          ++pending[std::size_t(node.index)];
-          users[std::size_t(p)].push_back(node.index);
-        }
-      }
-    }
+    for (const auto& node : g.nodes)
+      for_each_dependency(g, node, [&](int p) {
+        ++pending[std::size_t(node.index)];
+        users[std::size_t(p)].push_back(node.index);
+      });
     std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
     for (std::size_t i = 0; i < n; ++i)
       if (pending[i] == 0) ready.push(int(i));
@@ -829,14 +846,9 @@ class Loader {
       seen_at[std::size_t(cur)] = int(path.size());
       path.push_back(cur);
       int next = -1;
-      for (int v : g.nodes[std::size_t(cur)].inputs) {
-        if (v < 0) continue;
-        const Value& val = g.values[std::size_t(v)];
-        if (val.kind == ValueKind::NodeOutput && val.producer >= 0 && pending[std::size_t(val.producer)] > 0) {
-          next = val.producer;
-          break;
-        }
-      }
+      for_each_dependency(g, g.nodes[std::size_t(cur)], [&](int p) {
+        if (next < 0 && pending[std::size_t(p)] > 0) next = p;
+      });
       if (next < 0) break;  // cannot happen; report what was walked
       cur = next;
     }

@@ -15,10 +15,10 @@ std::uint64_t decode_varint(std::span<const std::uint8_t> data, std::size_t& pos
   return 0;
 }
 
-void Reader::fail(const std::string& what, std::uint64_t at) const {
+void Reader::fail(const std::string& what, std::uint64_t at, ErrorCode code) const {
   Location loc = context_ ? *context_ : Location{};
   loc.byte_offset = at;
-  throw Error(std::string(message_) + ": " + what, loc);
+  throw Error(std::string(message_) + ": " + what, loc, code);
 }
 
 std::string Reader::field_label(std::uint32_t number) const {

@@ -47,7 +47,7 @@ class Reader {
   Field next();
   std::uint64_t offset() const { return base_ + pos_; }
 
-  [[noreturn]] void fail(const std::string& what, std::uint64_t at) const;
+  [[noreturn]] void fail(const std::string& what, std::uint64_t at, ErrorCode code = ErrorCode::Malformed) const;
   // "field 7 (graph)", or "field 7" when the number has no name here.
   std::string field_label(std::uint32_t number) const;
 

@@ -8,7 +8,29 @@
 
 namespace perfcard::ops {
 
+namespace {
+
+// (De)QuantizeLinear: a 1-D scale (and zero point) is per axis and must hold one value per slice of x along
+// `axis`; a scalar (or a single value) is per tensor. A 2-D or higher scale is blocked quantization (opset 21), left to the
+// runtime. Checked where the sizes are known.
+void check_per_axis(ShapeContext& c) {
+  const ValueShape& x = c.input(0);
+  for (std::size_t i : {std::size_t(1), std::size_t(2)}) {
+    const ValueShape* q = c.input_if(i);
+    // one value is per tensor whatever its rank (runtimes accept a [1] scale as exporters write it)
+    if (!q || q->rank != 1 || x.rank < 1 || q->dims[0] < 0 || q->dims[0] == 1) continue;
+    const std::int64_t axis = c.normalize_axis(c.node().attr_int("axis", 1), x.rank);
+    const std::int64_t d = x.dims[std::size_t(axis)];
+    if (d >= 0 && q->dims[0] != d)
+      c.fail(std::string(i == 1 ? "scale" : "zero point") + " has " + std::to_string(q->dims[0]) +
+             " values, but x has " + std::to_string(d) + " along axis " + std::to_string(axis));
+  }
+}
+
+}  // namespace
+
 void rule_quantize(ShapeContext& c) {
+  check_per_axis(c);
   ValueShape s = like_input(c, 0);
   s.dtype = c.has_input(2) ? c.input(2).dtype : DType::UInt8;
   if (c.node().has_attr("output_dtype") && c.node().attr_int("output_dtype", 0) != 0)
@@ -17,6 +39,7 @@ void rule_quantize(ShapeContext& c) {
 }
 
 void rule_dequantize(ShapeContext& c) {
+  check_per_axis(c);
   ValueShape s = like_input(c, 0);
   s.dtype = c.input(1).dtype;
   c.set_output(0, std::move(s));
@@ -205,7 +228,11 @@ void rule_scan(ShapeContext& c) {
     if (i >= n_state && s.rank >= 0) {
       std::size_t k = i - n_state;
       std::int64_t ax = c.normalize_axis(k < in_axes.size() ? in_axes[k] : 0, s.rank);
-      length = s.dims[std::size_t(ax)];
+      const std::int64_t len = s.dims[std::size_t(ax)];
+      if (len >= 0 && length >= 0 && len != length)
+        c.fail("Scan inputs have different lengths along their scan axes: " + std::to_string(length) + " and " +
+               std::to_string(len) + " (scan input " + std::to_string(k) + ")");
+      if (len >= 0) length = len;
       s.dims.erase(s.dims.begin() + ax);
       s.rank -= 1;
     }
