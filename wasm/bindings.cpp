@@ -1,4 +1,5 @@
-// Embind boundary of the core: translates types and errors, nothing else.
+// Embind boundary of the core: translates types and errors, nothing else (options are parsed and documents
+// written by the core: perfcard/options.h, perfcard/catalog_json.h).
 //
 // JS (wasm/perfcard.js) allocates a buffer in wasm memory with _malloc, copies the model bytes into it
 // once, and calls one of
@@ -33,10 +34,12 @@
 
 #include "perfcard/analysis.h"
 #include "perfcard/carbon.h"
+#include "perfcard/catalog_json.h"
 #include "perfcard/device.h"
 #include "perfcard/embedded.h"
 #include "perfcard/error.h"
 #include "perfcard/onnx_loader.h"
+#include "perfcard/options.h"
 #include "perfcard/predict.h"
 #include "perfcard/predictor.h"
 #include "perfcard/report.h"
@@ -45,137 +48,6 @@ namespace {
 
 using emscripten::val;
 using nlohmann::json;
-
-struct Options {
-  perfcard::AnalyzeOptions analyze;
-  bool per_node = false;
-};
-
-// {"dims": {"batch": 8, ...}, "perNode": false}. Dims become the CLI's NAME=VALUE specs, so the core
-// checks them and reports a bad value with the same words as `perfcard analyze --dim`.
-Options parse_options(const std::string& text) {
-  Options o;
-  if (text.empty()) return o;
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !(j.is_object() || j.is_null())) throw perfcard::Error("options must be a JSON object");
-  if (j.is_null()) return o;
-  std::vector<std::string> specs;
-  for (const auto& [key, value] : j.items()) {
-    if (key == "dims") {
-      if (value.is_null()) continue;
-      if (!value.is_object()) throw perfcard::Error("option 'dims' must be an object like {batch: 8}");
-      for (const auto& [name, v] : value.items()) {
-        if (v.is_string()) specs.push_back(name + "=" + v.get<std::string>());
-        else if (v.is_number()) specs.push_back(name + "=" + v.dump());
-        else throw perfcard::Error("bad dim binding '" + name + "': the value must be a whole number from 0 to 2^40");
-      }
-    } else if (key == "perNode") {
-      if (value.is_null()) continue;
-      if (!value.is_boolean()) throw perfcard::Error("option 'perNode' must be a boolean");
-      o.per_node = value.get<bool>();
-    } else {
-      throw perfcard::Error("unknown option '" + key + "' (known: dims, perNode)");
-    }
-  }
-  o.analyze.dims = perfcard::parse_dim_bindings(specs);
-  return o;
-}
-
-// Dims as the CLI's NAME=VALUE specs: the core checks them with the words of `--dim`.
-void add_dim_specs(const json& value, std::vector<std::string>& specs) {
-  if (value.is_null()) return;
-  if (!value.is_object()) throw perfcard::Error("option 'dims' must be an object like {batch: 8}");
-  for (const auto& [name, v] : value.items()) {
-    if (v.is_string()) specs.push_back(name + "=" + v.get<std::string>());
-    else if (v.is_number()) specs.push_back(name + "=" + v.dump());
-    else throw perfcard::Error("bad dim binding '" + name + "': the value must be a whole number from 0 to 2^40");
-  }
-}
-
-json parse_object(const std::string& text) {
-  if (text.empty()) return json();
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !(j.is_object() || j.is_null())) throw perfcard::Error("options must be a JSON object");
-  return j;
-}
-
-// A number option as the CLI reads its flag: the message names the CLI flag, as `perfcard predict` does.
-double number_option(const json& v, const std::string& key, const std::string& flag) {
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) {
-    const std::string s = v.get<std::string>();
-    try {
-      std::size_t used = 0;
-      double x = std::stod(s, &used);
-      if (used == s.size()) return x;
-    } catch (const std::exception&) {
-    }
-    throw perfcard::Error(flag + " expects a number, got '" + s + "'");
-  }
-  throw perfcard::Error("option '" + key + "' must be a number");
-}
-
-std::string string_option(const json& v, const std::string& key) {
-  if (!v.is_string()) throw perfcard::Error("option '" + key + "' must be a string");
-  return v.get<std::string>();
-}
-
-// The options of `perfcard predict`, by their JS names:
-//   {devices: ["h100-sxm5-80gb", "l4"] | "all" | "cpus" | "every" | "a,b", batch: [1, 8] | 8 | "1,8",
-//    precision, mode, dims: {sequence: 128}, region, gridGPerKwh, pue, latencyTargetMs,
-//    runtime, cpuRuntime, kernels: false}
-perfcard::PredictOptions parse_predict_options(const std::string& text) {
-  perfcard::PredictOptions o;
-  json j = parse_object(text);
-  if (j.is_null()) return o;
-  std::vector<std::string> specs;
-  auto split = [](const std::string& s, std::vector<std::string>& out) {
-    std::string cur;
-    for (char ch : s) {
-      if (ch == ',') { if (!cur.empty()) out.push_back(cur); cur.clear(); }
-      else cur += ch;
-    }
-    if (!cur.empty()) out.push_back(cur);
-  };
-  for (const auto& [key, value] : j.items()) {
-    if (value.is_null()) continue;
-    if (key == "devices" || key == "device") {
-      o.devices.clear();
-      if (value.is_string()) split(value.get<std::string>(), o.devices);
-      else if (value.is_array()) {
-        for (const auto& d : value) o.devices.push_back(string_option(d, key + "[]"));
-      } else throw perfcard::Error("option 'devices' must be an array of device ids or \"all\"");
-    } else if (key == "batch" || key == "batches") {
-      std::vector<json> items;
-      if (value.is_array()) items.assign(value.begin(), value.end());
-      else if (value.is_string()) {
-        std::vector<std::string> parts;
-        split(value.get<std::string>(), parts);
-        for (auto& p : parts) items.emplace_back(p);
-      } else items.push_back(value);
-      o.batches.clear();
-      for (const auto& b : items) o.batches.push_back(std::int64_t(number_option(b, key, "--batch")));
-    } else if (key == "precision") o.precision = perfcard::parse_precision(string_option(value, key));
-    else if (key == "mode") o.mode = perfcard::parse_mode(string_option(value, key));
-    else if (key == "dims") add_dim_specs(value, specs);
-    else if (key == "region") o.region = string_option(value, key);
-    else if (key == "gridGPerKwh") o.grid_g_per_kwh = number_option(value, key, "--grid-g-per-kwh");
-    else if (key == "pue") o.pue = number_option(value, key, "--pue");
-    else if (key == "latencyTargetMs") o.latency_target_ms = number_option(value, key, "--latency-target-ms");
-    else if (key == "runtime") o.gpu_runtime = string_option(value, key);
-    else if (key == "cpuRuntime") o.cpu_runtime = string_option(value, key);
-    else if (key == "kernels") {
-      if (!value.is_boolean()) throw perfcard::Error("option 'kernels' must be a boolean");
-      o.keep_kernels = value.get<bool>();
-    } else {
-      throw perfcard::Error("unknown option '" + key +
-                            "' (known: devices, batch, precision, mode, dims, region, gridGPerKwh, pue, "
-                            "latencyTargetMs, runtime, cpuRuntime, kernels)");
-    }
-  }
-  o.dims = perfcard::parse_dim_bindings(specs);
-  return o;
-}
 
 // The embedded data files, parsed once, with the CLI's message when one is missing.
 std::string embedded(const char* name) {
@@ -208,75 +80,22 @@ std::string dump(const json& doc) {
 }
 
 std::string predict_json(const perfcard::Model& model, const std::string& options_json) {
-  perfcard::PredictOptions opt = parse_predict_options(options_json);
+  perfcard::PredictOptions opt = perfcard::predict_options_from_text(options_json);
   const Data& d = data();
   perfcard::PredictResult r = perfcard::predict(model, d.catalog, d.predictor, d.constants, d.carbon, opt);
   return dump(perfcard::predict_to_json(r));
 }
 
 std::string analyze_json(const perfcard::Model& model, const std::string& options_json) {
-  Options opt = parse_options(options_json);
-  perfcard::Analysis analysis = perfcard::analyze(model, opt.analyze);
+  perfcard::AnalyzeRequest opt = perfcard::analyze_options_from_text(options_json);
+  perfcard::Analysis analysis = perfcard::analyze(model, opt.options);
   return dump(perfcard::analysis_to_json(model, analysis, opt.per_node));
 }
 
-json sourced(const perfcard::Sourced& s) {
-  if (!s.present) return nullptr;
-  return s.value;
-}
-
-// The catalog as the page needs it: what to list, compare against (memory, peaks) and the MIG tables,
-// the carbon regions, the runtimes and the predictor with its measured accuracy per device family.
+// The catalog as the page needs it (perfcard::catalog_to_json, as `perfcard devices --json` prints it).
 std::string devices_json() {
   const Data& d = data();
-  json devs = json::array();
-  for (const auto& dev : d.catalog.devices()) {
-    json peaks = json::object();
-    for (const auto& [p, s] : dev.peak_tflops) peaks[std::string(perfcard::precision_name(p))] = s.value;
-    std::string family;
-    try {
-      d.constants.family_of(dev, &family);
-    } catch (const std::exception&) {
-      family.clear();
-    }
-    json e = {{"id", dev.id}, {"name", dev.name}, {"kind", dev.kind}, {"vendor", dev.vendor}, {"arch", dev.arch},
-              {"family", family.empty() ? json(nullptr) : json(family)},
-              {"memory_gb", sourced(dev.memory_gb)}, {"memory_bandwidth_gbs", sourced(dev.memory_bandwidth_gbs)},
-              {"peak_tflops", peaks}, {"sm_count", sourced(dev.sm_count)}, {"l2_mb", sourced(dev.l2_mb)},
-              {"tdp_w", sourced(dev.tdp_w)}, {"idle_w", sourced(dev.idle_w)}, {"cores", sourced(dev.cores)},
-              {"peak_fp32_gflops", sourced(dev.peak_fp32_gflops)}};
-    if (dev.mig) {
-      json profiles = json::array();
-      for (const auto& p : dev.mig->profiles)
-        profiles.push_back({{"name", p.name}, {"memory_gb", p.memory_gb}, {"compute_slices", p.compute_slices},
-                            {"memory_slices", p.memory_slices}, {"max_instances", p.max_instances}});
-      e["mig"] = {{"compute_slices_total", dev.mig->compute_slices_total},
-                  {"memory_slices_total", dev.mig->memory_slices_total}, {"profiles", profiles},
-                  {"source", dev.mig->source}};
-    } else {
-      e["mig"] = nullptr;
-    }
-    devs.push_back(std::move(e));
-  }
-  json regions = json::array();
-  for (const auto& r : d.carbon.regions())
-    regions.push_back({{"code", r.code}, {"name", r.name}, {"g_per_kwh", r.g_per_kwh}, {"year", r.year},
-                       {"source", r.source}});
-  json runtimes = json::array();
-  for (const auto& [name, rt] : d.constants.runtimes) runtimes.push_back({{"name", name}, {"kind", rt.kind}});
-  json accuracy = json::object();
-  for (const auto& [family, a] : d.constants.accuracy)
-    accuracy[family] = {{"mape", a.mape}, {"rows", a.rows}, {"source", a.source}};
-  json doc = {{"devices", devs},
-              {"regions", regions},
-              {"default_region", d.carbon.default_region()},
-              {"default_pue", d.carbon.default_pue()},
-              {"pue_source", d.carbon.pue_source()},
-              {"runtimes", runtimes},
-              {"predictor", {{"name", d.predictor.name()}, {"version", d.predictor.version()},
-                             {"provenance", d.constants.provenance}, {"accuracy", accuracy}}},
-              {"version", PERFCARD_VERSION}};
-  return dump(doc);
+  return dump(perfcard::catalog_to_json(d.catalog, d.carbon, d.constants, d.predictor, PERFCARD_VERSION));
 }
 
 // Models opened once and predicted many times (the page re-predicts on every setting change).
@@ -341,7 +160,7 @@ std::span<const std::uint8_t> bytes_at(std::uintptr_t data, std::size_t size) {
 
 val analyze_buffer(std::uintptr_t data, std::size_t size, const std::string& options_json) {
   return guarded([&] {
-    parse_options(options_json);  // option errors first, as the CLI reports them before reading the file
+    perfcard::analyze_options_from_text(options_json);  // option errors first, as the CLI reports them before reading the file
     perfcard::Model model = perfcard::load_model(bytes_at(data, size));
     return success(analyze_json(model, options_json));
   });
@@ -349,7 +168,7 @@ val analyze_buffer(std::uintptr_t data, std::size_t size, const std::string& opt
 
 val predict_buffer(std::uintptr_t data, std::size_t size, const std::string& options_json) {
   return guarded([&] {
-    parse_predict_options(options_json);
+    perfcard::predict_options_from_text(options_json);
     perfcard::Model model = perfcard::load_model(bytes_at(data, size));
     return success(predict_json(model, options_json));
   });

@@ -20,6 +20,8 @@
 #include "perfcard/embedded.h"
 #include "perfcard/error.h"
 #include "perfcard/onnx_loader.h"
+#include "perfcard/options.h"
+#include "perfcard/catalog_json.h"
 #include "perfcard/predict.h"
 #include "perfcard/report.h"
 #include "card_svg.h"
@@ -93,59 +95,28 @@ std::string data_file(const std::string& override_path, const char* name) {
   return std::string(e);
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char ch : s) {
-    if (ch == ',') { if (!cur.empty()) out.push_back(cur); cur.clear(); }
-    else cur += ch;
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
-double parse_number(const std::string& flag, const std::string& v) {
-  try {
-    std::size_t used = 0;
-    double x = std::stod(v, &used);
-    if (used != v.size()) throw std::invalid_argument("trailing");
-    return x;
-  } catch (const std::exception&) {
-    throw perfcard::Error(flag + " expects a number, got '" + v + "'");
-  }
-}
-
 int run_predict(const std::vector<std::string>& args, bool card = false) {
   std::string path, devices_file, carbon_file, constants_file, out_file, title;
   std::vector<std::string> dims;
   bool json = false;
-  perfcard::PredictOptions opt;
+  // Flags become the options object of the JS API, parsed by the core (perfcard/options.h): the same
+  // values are accepted and refused with the same words.
+  nlohmann::json o = nlohmann::json::object();
   auto value = [&](std::size_t& i) -> const std::string& {
-    if (i + 1 >= args.size()) throw perfcard::Error(args[i] + " needs a value");
+    if (i + 1 >= args.size()) throw perfcard::option_error(args[i] + " needs a value");
     return args[++i];
   };
+  static const std::map<std::string, std::string> keys = {
+      {"--device", "devices"},  {"--devices-list", "devices"}, {"--batch", "batch"},
+      {"--precision", "precision"}, {"--mode", "mode"},       {"--region", "region"},
+      {"--grid-g-per-kwh", "gridGPerKwh"}, {"--pue", "pue"},  {"--latency-target-ms", "latencyTargetMs"},
+      {"--runtime", "runtime"}, {"--cpu-runtime", "cpuRuntime"}, {"--threads", "threads"}};
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") json = true;
-    else if (a == "--kernels") opt.keep_kernels = true;
-    else if (a == "--device" || a == "--devices-list") opt.devices = split(value(i));
-    else if (a == "--batch") {
-      opt.batches.clear();
-      for (const auto& b : split(value(i))) opt.batches.push_back(std::int64_t(parse_number("--batch", b)));
-    } else if (a == "--precision") opt.precision = perfcard::parse_precision(value(i));
-    else if (a == "--mode") opt.mode = perfcard::parse_mode(value(i));
+    else if (a == "--kernels") o["kernels"] = true;
+    else if (keys.count(a)) o[keys.at(a)] = value(i);
     else if (a == "--dim") dims.push_back(value(i));
-    else if (a == "--region") opt.region = value(i);
-    else if (a == "--grid-g-per-kwh") opt.grid_g_per_kwh = parse_number(a, value(i));
-    else if (a == "--pue") opt.pue = parse_number(a, value(i));
-    else if (a == "--latency-target-ms") opt.latency_target_ms = parse_number(a, value(i));
-    else if (a == "--runtime") opt.gpu_runtime = value(i);
-    else if (a == "--cpu-runtime") opt.cpu_runtime = value(i);
-    else if (a == "--threads") {
-      double t = parse_number(a, value(i));
-      if (t < 0 || t != double(int(t))) throw perfcard::Error("--threads expects a whole number >= 0 (0: every core)");
-      opt.cpu_threads = int(t);
-    }
     else if (a == "--devices") devices_file = value(i);
     else if (a == "--carbon") carbon_file = value(i);
     else if (a == "--constants") constants_file = value(i);
@@ -157,6 +128,7 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
     else { std::cerr << "perfcard: more than one model given\n"; return 2; }
   }
   if (path.empty()) return usage(std::cerr, 2);
+  perfcard::PredictOptions opt = perfcard::predict_options_from_json(o);
   opt.dims = perfcard::parse_dim_bindings(dims);
   auto catalog = perfcard::DeviceCatalog::parse(data_file(devices_file, "devices.json"));
   auto carbon = perfcard::CarbonTable::parse(data_file(carbon_file, "carbon_regions.json"));
@@ -242,17 +214,14 @@ int run_eval(const std::vector<std::string>& args) {
 
 int run_devices(const std::vector<std::string>& args) {
   auto catalog = perfcard::DeviceCatalog::parse(data_file("", "devices.json"));
-  bool json = !args.empty() && args[0] == "--json";
-  nlohmann::json arr = nlohmann::json::array();
-  for (const auto& d : catalog.devices()) {
-    nlohmann::json peaks = nlohmann::json::object();
-    for (const auto& [p, s] : d.peak_tflops) peaks[std::string(perfcard::precision_name(p))] = s.value;
-    arr.push_back({{"id", d.id}, {"name", d.name}, {"kind", d.kind}, {"peak_tflops", peaks},
-                   {"memory_gb", d.memory_gb.value}, {"memory_bandwidth_gbs", d.memory_bandwidth_gbs.value},
-                   {"mig", d.mig.has_value()}});
-    if (!json) std::cout << d.id << "  " << d.name << "\n";
+  if (!args.empty() && args[0] == "--json") {
+    auto carbon = perfcard::CarbonTable::parse(data_file("", "carbon_regions.json"));
+    auto constants = perfcard::RooflineConstants::parse(data_file("", "roofline.json"));
+    perfcard::RooflinePredictor predictor(constants);
+    std::cout << perfcard::catalog_to_json(catalog, carbon, constants, predictor, PERFCARD_VERSION).dump(2) << "\n";
+    return 0;
   }
-  if (json) std::cout << arr.dump(2) << "\n";
+  for (const auto& d : catalog.devices()) std::cout << d.id << "  " << d.name << "\n";
   return 0;
 }
 

@@ -115,8 +115,8 @@ def measure(model, batch, seq, threads, runs):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def predict(model, batch, seq, threads, catalog_id):
-    cmd = [CLI, "predict", os.path.join(OUT, model + ".onnx"), "--device", catalog_id, "--threads", str(threads),
+def predict(model, batch, seq, threads, catalog_id, cli=CLI):
+    cmd = [cli, "predict", os.path.join(OUT, model + ".onnx"), "--device", catalog_id, "--threads", str(threads),
            "--batch", str(batch), "--json"] + (["--dim", f"sequence={seq}"] if seq else [])
     r = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(r.stdout)["predictions"][0]["latency_ms"]
@@ -127,6 +127,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--predict-only", action="store_true")
+    ap.add_argument("--cli", default=CLI, help="the perfcard CLI to predict with (an older build, to compare)")
     args = ap.parse_args()
     machine = json.load(open(os.path.join(paths.MEASURED, "machine.json")))
     if not all(os.path.exists(os.path.join(OUT, m + ".onnx")) for m, _, _ in CONFIGS):
@@ -156,7 +157,7 @@ def main():
               f"{', DRIFT: rows marked' if drift else ''})", file=sys.stderr)
     print(f"{'model':<16}{'batch':>6}{'seq':>6}{'measured ms':>13}{'predicted ms':>14}{'pred/meas':>11}")
     for r in rows:
-        p = predict(r["model"], int(r["batch"]), int(r["sequence"]), int(r["threads"]), machine["catalog_id"])
+        p = predict(r["model"], int(r["batch"]), int(r["sequence"]), int(r["threads"]), machine["catalog_id"], args.cli)
         meas = float(r["median_ms"])
         print(f"{r['model']:<16}{int(r['batch']):>6}{int(r['sequence']):>6}{meas:>13.3f}{p:>14.3f}{p / meas:>11.2f}")
 

@@ -644,7 +644,13 @@ void rule_depth_space(ShapeContext& c) {
 void rule_one_hot(ShapeContext& c) {
   const ValueShape& idx = c.input(0);
   std::vector<double> depth;
-  std::int64_t dep = input_numbers(c, 1, depth) && depth.size() == 1 ? to_int64(depth[0]) : -1;
+  std::int64_t dep = -1;
+  if (input_numbers(c, 1, depth) && depth.size() == 1) {
+    // NaN once became depth 0 (a silent wrong shape): the runtime would refuse it, and so does this rule.
+    if (!std::isfinite(depth[0]) || depth[0] < 1)
+      c.fail("OneHot depth is " + std::to_string(depth[0]) + "; it must be a finite number >= 1");
+    dep = to_int64(depth[0]);
+  }
   DType t = c.input(2).dtype;
   if (idx.rank < 0) return c.set_output(0, ValueShape{t, -1, {}, nullptr, false});
   std::int64_t axis = c.node().attr_int("axis", -1);

@@ -1,0 +1,20 @@
+// The catalog document: devices (with their MIG tables), carbon regions, runtimes and the predictor with
+// its measured accuracy per device family. `perfcard devices --json` prints it and the JS API's
+// devices() returns it: one writer for both.
+#pragma once
+
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "perfcard/carbon.h"
+#include "perfcard/device.h"
+#include "perfcard/predictor.h"
+#include "perfcard/roofline.h"
+
+namespace perfcard {
+
+nlohmann::json catalog_to_json(const DeviceCatalog& catalog, const CarbonTable& carbon, const RooflineConstants& constants,
+                               const Predictor& predictor, std::string_view version);
+
+}  // namespace perfcard

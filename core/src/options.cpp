@@ -1,0 +1,166 @@
+#include "perfcard/options.h"
+
+#include <cmath>
+#include <exception>
+
+#include "perfcard/error.h"
+#include "perfcard/memory_model.h"
+#include "perfcard/report.h"
+
+namespace perfcard {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char ch : s) {
+    if (ch == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// A number as the CLI reads its flag: a JSON number, or text that is one number and nothing else.
+double number_option(const json& v, const std::string& key, const std::string& flag) {
+  double x = 0;
+  if (v.is_number()) {
+    x = v.get<double>();
+  } else if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    try {
+      std::size_t used = 0;
+      x = std::stod(s, &used);
+      if (used != s.size()) throw std::invalid_argument("trailing text");
+    } catch (const std::exception&) {
+      throw option_error(flag + " expects a number, got '" + s + "'");
+    }
+  } else {
+    throw option_error("option '" + key + "' must be a number");
+  }
+  if (!std::isfinite(x)) throw option_error(flag + " expects a finite number, got " + v.dump());
+  return x;
+}
+
+// A whole number in [lo, hi]: 1.5 or 1e300 is refused, never rounded or wrapped into something else.
+std::int64_t whole_option(const json& v, const std::string& key, const std::string& flag, std::int64_t lo,
+                          std::int64_t hi) {
+  const double x = number_option(v, key, flag);
+  if (x != std::floor(x) || x < double(lo) || x > double(hi))
+    throw option_error(flag + " expects a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                       ", got " + (v.is_string() ? v.get<std::string>() : v.dump()));
+  return std::int64_t(x);
+}
+
+std::string string_option(const json& v, const std::string& key) {
+  if (!v.is_string()) throw option_error("option '" + key + "' must be a string");
+  return v.get<std::string>();
+}
+
+bool bool_option(const json& v, const std::string& key) {
+  if (!v.is_boolean()) throw option_error("option '" + key + "' must be a boolean");
+  return v.get<bool>();
+}
+
+// Dims become NAME=VALUE specs, so that parse_dim_bindings checks them with the words of `--dim`.
+void add_dim_specs(const json& value, std::vector<std::string>& specs) {
+  if (value.is_null()) return;
+  if (!value.is_object()) throw option_error("option 'dims' must be an object like {batch: 8}");
+  for (const auto& [name, v] : value.items()) {
+    if (v.is_string()) specs.push_back(name + "=" + v.get<std::string>());
+    else if (v.is_number_integer() || v.is_number_unsigned()) specs.push_back(name + "=" + v.dump());
+    else throw option_error("bad dim binding '" + name + "': the value must be a whole number from 0 to 2^40");
+  }
+}
+
+json object_or_null(const json& j) {
+  if (!(j.is_object() || j.is_null())) throw option_error("options must be a JSON object");
+  return j;
+}
+
+json parse_text(std::string_view text) {
+  if (text.empty()) return json();
+  json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw option_error("options must be a JSON object");
+  return object_or_null(j);
+}
+
+}  // namespace
+
+AnalyzeRequest analyze_options_from_json(const json& j) {
+  AnalyzeRequest r;
+  if (object_or_null(j).is_null()) return r;
+  std::vector<std::string> specs;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "dims") add_dim_specs(value, specs);
+    else if (key == "perNode") r.per_node = value.is_null() ? false : bool_option(value, key);
+    else throw option_error("unknown option '" + key + "' (known: dims, perNode)");
+  }
+  r.options.dims = parse_dim_bindings(specs);
+  return r;
+}
+
+PredictOptions predict_options_from_json(const json& j) {
+  PredictOptions o;
+  if (object_or_null(j).is_null()) return o;
+  std::vector<std::string> specs;
+  for (const auto& [key, value] : j.items()) {
+    if (value.is_null()) continue;
+    if (key == "devices" || key == "device") {
+      o.devices.clear();
+      if (value.is_string()) o.devices = split_list(value.get<std::string>());
+      else if (value.is_array()) for (const auto& d : value) o.devices.push_back(string_option(d, key + "[]"));
+      else throw option_error("option 'devices' must be an array of device ids or \"all\"");
+    } else if (key == "batch" || key == "batches") {
+      std::vector<json> items;
+      if (value.is_array()) items.assign(value.begin(), value.end());
+      else if (value.is_string()) for (auto& p : split_list(value.get<std::string>())) items.emplace_back(p);
+      else items.push_back(value);
+      // Checked before anything is stored: a list of 10,000 sizes is refused, not predicted.
+      if (items.size() > kMaxBatchSizes)
+        throw option_error("--batch lists " + std::to_string(items.size()) + " sizes; at most " +
+                           std::to_string(kMaxBatchSizes) + " per prediction");
+      o.batches.clear();
+      for (const auto& b : items) o.batches.push_back(whole_option(b, key, "--batch", 1, std::int64_t{1} << 24));
+    } else if (key == "precision") {
+      o.precision = parse_precision(string_option(value, key));
+    } else if (key == "mode") {
+      o.mode = parse_mode(string_option(value, key));
+    } else if (key == "dims") {
+      add_dim_specs(value, specs);
+    } else if (key == "region") {
+      o.region = string_option(value, key);
+    } else if (key == "gridGPerKwh") {
+      o.grid_g_per_kwh = number_option(value, key, "--grid-g-per-kwh");
+    } else if (key == "pue") {
+      o.pue = number_option(value, key, "--pue");
+    } else if (key == "latencyTargetMs") {
+      o.latency_target_ms = number_option(value, key, "--latency-target-ms");
+    } else if (key == "runtime") {
+      o.gpu_runtime = string_option(value, key);
+    } else if (key == "cpuRuntime") {
+      o.cpu_runtime = string_option(value, key);
+    } else if (key == "threads") {
+      o.cpu_threads = int(whole_option(value, key, "--threads", 0, 1 << 16));
+    } else if (key == "kernels") {
+      o.keep_kernels = bool_option(value, key);
+    } else {
+      throw option_error("unknown option '" + key +
+                         "' (known: devices, batch, precision, mode, dims, region, gridGPerKwh, pue, "
+                         "latencyTargetMs, runtime, cpuRuntime, threads, kernels)");
+    }
+  }
+  o.dims = parse_dim_bindings(specs);
+  return o;
+}
+
+AnalyzeRequest analyze_options_from_text(std::string_view text) { return analyze_options_from_json(parse_text(text)); }
+PredictOptions predict_options_from_text(std::string_view text) { return predict_options_from_json(parse_text(text)); }
+
+}  // namespace perfcard
