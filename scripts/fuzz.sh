@@ -6,6 +6,8 @@
 #   scripts/fuzz.sh 3600            fuzz for an hour
 #   scripts/fuzz.sh 0 FILE...       replay FILEs through the fuzz target (reproduce a crash)
 #   FUZZ_FORK=1 scripts/fuzz.sh     keep going after a crash (libFuzzer -fork=1 -ignore_crashes=1)
+#   FUZZ_TARGET=pcwt scripts/fuzz.sh       the PCWT weights reader (seeded with tests/data/weights)
+#   FUZZ_TARGET=options scripts/fuzz.sh    the options text of the JS API (seeded with JSON examples)
 #
 # New interesting inputs collect in build/fuzz/corpus (not committed); crashes, hangs and leaks are written
 # to build/fuzz/artifacts/. Minimize a reproducer with
@@ -21,20 +23,27 @@ build=build/fuzz
 if [ ! -f "$build/CMakeCache.txt" ]; then
   CC=clang CXX=clang++ cmake -S . -B "$build" -DPERFCARD_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
-cmake --build "$build" -j"$jobs" --target perfcard_fuzz_loader
-fuzzer="$build/tests/fuzz/perfcard_fuzz_loader"
+target="${FUZZ_TARGET:-onnx}"
+case "$target" in
+  onnx) bin=perfcard_fuzz_loader; seeds=(tests/data/bad tests/data/fuzz-corpus); dict=(-dict=tests/fuzz/onnx.dict)
+        [ -d public/examples ] && seeds+=(public/examples) ;;
+  pcwt) bin=perfcard_fuzz_pcwt; seeds=(tests/data/weights tests/data/fuzz-corpus-pcwt); dict=() ;;
+  options) bin=perfcard_fuzz_options; seeds=(tests/data/fuzz-corpus-options); dict=(-dict=tests/fuzz/options.dict) ;;
+  *) echo "fuzz.sh: FUZZ_TARGET must be onnx, pcwt or options" >&2; exit 2 ;;
+esac
+cmake --build "$build" -j"$jobs" --target "$bin"
+fuzzer="$build/tests/fuzz/$bin"
 
 if [ "$secs" = 0 ]; then
   shift
   exec "$fuzzer" -timeout=5 -rss_limit_mb=2048 "$@"
 fi
 
-mkdir -p "$build/corpus" "$build/artifacts"
+corpus="$build/corpus"
+[ "$target" = onnx ] || corpus+="-$target"
+mkdir -p "$corpus" "$build/artifacts"
 extra=()
 if [ "${FUZZ_FORK:-0}" = 1 ]; then extra=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1); fi
-seeds=(tests/data/bad tests/data/fuzz-corpus)
-[ -d public/examples ] && seeds+=(public/examples)
-[ -f /tmp/m/r50.onnx ] && echo "note: /tmp/m/r50.onnx is too large to seed (weights inline); using graph-only models"
 exec "$fuzzer" -max_total_time="$secs" -timeout=5 -rss_limit_mb=2048 -max_len=65536 \
-  -dict=tests/fuzz/onnx.dict -artifact_prefix="$build/artifacts/" -print_final_stats=1 "${extra[@]}" \
-  "$build/corpus" "${seeds[@]}"
+  "${dict[@]}" -artifact_prefix="$build/artifacts/" -print_final_stats=1 "${extra[@]}" \
+  "$corpus" "${seeds[@]}"

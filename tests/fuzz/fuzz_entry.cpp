@@ -1,12 +1,16 @@
 #include "fuzz_entry.h"
 
 #include <cmath>
+#include <cstring>
+#include <vector>
 #include <span>
 #include <stdexcept>
 
 #include "perfcard/analysis.h"
 #include "perfcard/error.h"
 #include "perfcard/onnx_loader.h"
+#include "perfcard/options.h"
+#include "perfcard/weights_file.h"
 
 namespace perfcard::fuzz {
 namespace {
@@ -60,6 +64,57 @@ Outcome run_one(const std::uint8_t* data, std::size_t size, std::string* error) 
     if (error) *error = e.what();
     return Outcome::Rejected;
   }
+}
+
+Outcome run_weights(const std::uint8_t* data, std::size_t size, std::string* error) {
+  // read_weights views the caller's buffer with the file's alignment guarantee: copy into aligned storage,
+  // as a loader of a real file would (vector / mmap), so that misalignment is the file's, not the fuzzer's.
+  std::vector<std::uint64_t> storage((size + 7) / 8);
+  if (size) std::memcpy(storage.data(), data, size);
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(storage.data()), size);
+  try {
+    WeightsFile w = read_weights(bytes);
+    (void)w.predictor();
+    (void)w.predictor_version();
+    for (const auto& t : w.tensors) {
+      if (t.bytes.size() != t.byte_size) throw std::logic_error("tensor view does not match its size");
+      if (t.bytes.data() < bytes.data() || t.bytes.data() + t.bytes.size() > bytes.data() + bytes.size())
+        throw std::logic_error("tensor view outside the file");
+      (void)t.shape_string();
+    }
+    return Outcome::Analyzed;
+  } catch (const Error& e) {
+    if (error) *error = e.what();
+    return Outcome::Rejected;
+  }
+}
+
+Outcome run_options(const std::uint8_t* data, std::size_t size, std::string* error) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  Outcome out = Outcome::Analyzed;
+  try {
+    analyze_options_from_text(text);
+  } catch (const Error& e) {
+    if (error) *error = e.what();
+    out = Outcome::Rejected;
+  }
+  try {
+    PredictOptions o = predict_options_from_text(text);
+    if (o.batches.empty() || o.batches.size() > kMaxBatchSizes) throw std::logic_error("batch list out of bounds");
+    for (auto b : o.batches)
+      if (b < 1) throw std::logic_error("a batch size below 1 was accepted");
+  } catch (const Error& e) {
+    if (error && error->empty()) *error = e.what();
+    out = Outcome::Rejected;
+  }
+  return out;
+}
+
+Entry entry_named(const std::string& name) {
+  if (name == "onnx") return run_one;
+  if (name == "pcwt") return run_weights;
+  if (name == "options") return run_options;
+  return nullptr;
 }
 
 }  // namespace perfcard::fuzz

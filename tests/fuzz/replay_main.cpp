@@ -1,5 +1,5 @@
-// Replays the fuzz entry point over files and folders given on the command line (every regular file
-// in a folder, sorted by name). A crash or sanitizer report ends the process; an exception other than
+// Replays a fuzz entry point over files and folders given on the command line (every regular file in a
+// folder, sorted by name): --target onnx (the default), pcwt or options (fuzz_entry.h). A crash or sanitizer report ends the process; an exception other than
 // perfcard::Error is reported with the file and makes the run fail. -v prints each file's outcome.
 #include <algorithm>
 #include <cstdio>
@@ -16,10 +16,19 @@ namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
   bool verbose = false;
+  perfcard::fuzz::Entry entry = perfcard::fuzz::run_one;
   std::vector<fs::path> files;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "-v") { verbose = true; continue; }
+    if (arg == "--target" && i + 1 < argc) {
+      entry = perfcard::fuzz::entry_named(argv[++i]);
+      if (!entry) {
+        std::fprintf(stderr, "replay: unknown target %s (onnx, pcwt, options)\n", argv[i]);
+        return 2;
+      }
+      continue;
+    }
     fs::path p(arg);
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
@@ -41,7 +50,7 @@ int main(int argc, char** argv) {
     std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     std::string error;
     try {
-      auto outcome = perfcard::fuzz::run_one(bytes.data(), bytes.size(), &error);
+      auto outcome = entry(bytes.data(), bytes.size(), &error);
       if (outcome == perfcard::fuzz::Outcome::Analyzed) ++analyzed;
       else ++rejected;
       if (verbose) std::printf("%s: %s\n", f.string().c_str(), error.empty() ? "analyzed" : error.c_str());
