@@ -222,7 +222,10 @@ std::span<const RequiredKey> weights_required_keys() { return kRequired; }
 
 // ---------------------------------------------------------------------------------------------- reading
 
-WeightsFile read_weights(std::span<const std::uint8_t> bytes) {
+namespace {
+
+// The magic, with what the bytes are when they are not a weights file.
+void check_magic(std::span<const std::uint8_t> bytes) {
   const std::uint64_t size = bytes.size();
   if (size < 4) {
     throw at("not a PerfCard weights file (" + u(size) + " bytes, shorter than the magic \"PCWT\")", 0);
@@ -244,12 +247,21 @@ WeightsFile read_weights(std::span<const std::uint8_t> bytes) {
     }
     throw at("not a PerfCard weights file (magic " + shown + ", expected \"PCWT\")", 0);
   }
+}
+
+struct Counts {
+  std::uint32_t metadata = 0, tensors = 0;
+};
+
+// The fixed header: versions (a wrong major is refused before anything else is read), alignment, counts
+// and the data section, which must end the file.
+Counts read_header(std::span<const std::uint8_t> bytes, WeightsFile& w) {
+  const std::uint64_t size = bytes.size();
   auto truncated_header = [&] {
     return at("truncated header: " + u(kHeaderBytes) + " bytes needed, the file has " + u(size), size);
   };
   if (size < 8) throw truncated_header();
 
-  WeightsFile w;
   Cursor h(bytes, 4, kHeaderBytes, [&](std::uint64_t, std::uint64_t, std::uint64_t, const std::string&) {
     return truncated_header();
   });
@@ -267,8 +279,9 @@ WeightsFile read_weights(std::span<const std::uint8_t> bytes) {
   }
   if (size < kHeaderBytes) throw truncated_header();
   w.alignment = h.read<std::uint32_t>("alignment");
-  const auto n_meta = h.read<std::uint32_t>("metadata count");
-  const auto n_tensors = h.read<std::uint32_t>("tensor count");
+  Counts n;
+  n.metadata = h.read<std::uint32_t>("metadata count");
+  n.tensors = h.read<std::uint32_t>("tensor count");
   h.read<std::uint32_t>("reserved");
   w.data_offset = h.read<std::uint64_t>("data offset");
   w.data_size = h.read<std::uint64_t>("data size");
@@ -276,11 +289,11 @@ WeightsFile read_weights(std::span<const std::uint8_t> bytes) {
   if (w.alignment < 8 || w.alignment > 65536 || !std::has_single_bit(w.alignment)) {
     throw at("alignment " + u(w.alignment) + " is not a power of two between 8 and 65536", 8);
   }
-  if (n_meta > kWeightsMaxMetadata) {
-    throw at("metadata count " + u(n_meta) + " exceeds the limit of " + u(kWeightsMaxMetadata), 12);
+  if (n.metadata > kWeightsMaxMetadata) {
+    throw at("metadata count " + u(n.metadata) + " exceeds the limit of " + u(kWeightsMaxMetadata), 12);
   }
-  if (n_tensors > kWeightsMaxTensors) {
-    throw at("tensor count " + u(n_tensors) + " exceeds the limit of " + u(kWeightsMaxTensors), 16);
+  if (n.tensors > kWeightsMaxTensors) {
+    throw at("tensor count " + u(n.tensors) + " exceeds the limit of " + u(kWeightsMaxTensors), 16);
   }
   if (w.data_offset < kHeaderBytes) {
     throw at("data section offset " + u(w.data_offset) + " lies inside the " + u(kHeaderBytes) + "-byte header", 24);
@@ -302,17 +315,13 @@ WeightsFile read_weights(std::span<const std::uint8_t> bytes) {
              w.data_offset + w.data_size);
   }
 
-  // Metadata and tensor table: everything between the header and the data section.
-  std::string section = "metadata";
-  Cursor c(bytes, kHeaderBytes, w.data_offset,
-           [&](std::uint64_t pos, std::uint64_t need, std::uint64_t avail, const std::string& what) {
-             return at("truncated " + section + ": " + what + " needs " + u(need) + " bytes, only " + u(avail) +
-                           " remain before the data section at byte offset " + u(w.data_offset),
-                       pos);
-           });
+  return n;
+}
 
-  const bool newer_minor = w.minor > kWeightsFormatMinor;
-  std::unordered_set<std::string> seen;  // keys, then tensor names
+// The metadata entries; value types of a newer minor version are skipped by their size.
+void read_metadata(Cursor& c, std::span<const std::uint8_t> bytes, std::uint32_t n_meta, bool newer_minor,
+                   WeightsFile& w) {
+  std::unordered_set<std::string> seen;
   for (std::uint32_t i = 0; i < n_meta; ++i) {
     const std::uint64_t entry = c.pos();
     const std::string label = "metadata entry " + u(i);
@@ -378,13 +387,17 @@ WeightsFile read_weights(std::span<const std::uint8_t> bytes) {
     w.metadata.push_back(std::move(e));
   }
 
-  section = "tensor table";
+}
+
+// The tensor table: each entry's dtype, shape, and data range inside the data section; no two overlap.
+void read_tensor_table(Cursor& c, std::span<const std::uint8_t> bytes, std::uint32_t n_tensors, bool newer_minor,
+                       WeightsFile& w) {
   struct Span {
     std::uint64_t begin, end;
     std::size_t index;
   };
   std::vector<Span> used;
-  seen.clear();
+  std::unordered_set<std::string> seen;
   for (std::uint32_t i = 0; i < n_tensors; ++i) {
     TensorInfo t;
     t.entry_offset = c.pos();
@@ -454,6 +467,9 @@ WeightsFile read_weights(std::span<const std::uint8_t> bytes) {
     }
   }
 
+}
+
+void check_required(const WeightsFile& w) {
   for (const auto& k : kRequired) {
     const MetaValue* v = w.find(k.key);
     if (!v) throw data_error("weights file lacks required metadata " + quoted(k.key));
@@ -462,6 +478,27 @@ WeightsFile read_weights(std::span<const std::uint8_t> bytes) {
                v->byte_offset);
     }
   }
+}
+
+}  // namespace
+
+WeightsFile read_weights(std::span<const std::uint8_t> bytes) {
+  check_magic(bytes);
+  WeightsFile w;
+  const Counts n = read_header(bytes, w);
+  // Metadata and tensor table: everything between the header and the data section.
+  std::string section = "metadata";
+  Cursor c(bytes, kHeaderBytes, w.data_offset,
+           [&](std::uint64_t pos, std::uint64_t need, std::uint64_t avail, const std::string& what) {
+             return at("truncated " + section + ": " + what + " needs " + u(need) + " bytes, only " + u(avail) +
+                           " remain before the data section at byte offset " + u(w.data_offset),
+                       pos);
+           });
+  const bool newer_minor = w.minor > kWeightsFormatMinor;
+  read_metadata(c, bytes, n.metadata, newer_minor, w);
+  section = "tensor table";
+  read_tensor_table(c, bytes, n.tensors, newer_minor, w);
+  check_required(w);
   return w;
 }
 
