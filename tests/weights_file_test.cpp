@@ -330,25 +330,25 @@ TEST_CASE("header errors") {
   expect_error({'P', 'C', 'W', 'T', 2, 0, 5, 0}, "weights file format 2.x is newer than this build reads (1.x); update PerfCard", 4);
 
   auto with = [](auto edit) {
-    Builder b;
-    b.required().f32("w", {4});
-    edit(b);
-    return b.bytes();
+    Builder f;
+    f.required().f32("w", {4});
+    edit(f);
+    return f.bytes();
   };
-  expect_error(with([](Builder& b) { b.major = 0; }),
+  expect_error(with([](Builder& f) { f.major = 0; }),
                "weights file format 0.x is older than this build reads (1.x); regenerate the file", 4);
-  expect_error(with([](Builder& b) { b.major = 7; b.minor = 9; }),
+  expect_error(with([](Builder& f) { f.major = 7; f.minor = 9; }),
                "weights file format 7.x is newer than this build reads (1.x); update PerfCard", 4);
   for (std::uint32_t a : {0u, 4u, 48u, 131072u}) {
-    expect_error(with([a](Builder& b) { b.alignment = a; b.data_offset = 64; }),
+    expect_error(with([a](Builder& f) { f.alignment = a; f.data_offset = 64; }),
                  "alignment " + std::to_string(a) + " is not a power of two between 8 and 65536", 8);
   }
-  expect_error(with([](Builder& b) { b.n_meta = 5000; }), "metadata count 5000 exceeds the limit of 4096", 12);
-  expect_error(with([](Builder& b) { b.n_tensors = 0xffffffffu; }),
+  expect_error(with([](Builder& f) { f.n_meta = 5000; }), "metadata count 5000 exceeds the limit of 4096", 12);
+  expect_error(with([](Builder& f) { f.n_tensors = 0xffffffffu; }),
                "tensor count 4294967295 exceeds the limit of 65536", 16);
-  expect_error(with([](Builder& b) { b.data_offset = 32; b.alignment = 8; }),
+  expect_error(with([](Builder& f) { f.data_offset = 32; f.alignment = 8; }),
                "data section offset 32 lies inside the 40-byte header", 24);
-  expect_error(with([](Builder& b) { b.data_offset = 1000; }),
+  expect_error(with([](Builder& f) { f.data_offset = 1000; }),
                "data section offset 1000 is not a multiple of the alignment 64", 24);
   {
     Builder t;

@@ -29,7 +29,7 @@ GraphCosts costs_of(const Graph& g, const GraphShapes& s) {
     c.known = spec != nullptr && s.status[std::size_t(ni)] == NodeStatus::Inferred;
     // The rule first: it may say that an input is read only in part.
     if (spec) {
-      CostContext ctx(g, n, s.values);
+      CostContext ctx(n, s.values);
       spec->cost(ctx, spec->flops_per_element, c);
     }
     const bool moves_data = c.cls != OpClass::View && c.cls != OpClass::Metadata;

@@ -74,7 +74,7 @@ void add_dim_specs(const json& value, std::vector<std::string>& specs) {
   if (!value.is_object()) throw option_error("option 'dims' must be an object like {batch: 8}");
   for (const auto& [name, v] : value.items()) {
     if (v.is_string()) specs.push_back(name + "=" + v.get<std::string>());
-    else if (v.is_number_integer() || v.is_number_unsigned()) specs.push_back(name + "=" + v.dump());
+    else if (v.is_number()) specs.push_back(name + "=" + v.dump());  // 2.5 is refused by its spec, "batch=2.5"
     else throw option_error("bad dim binding '" + name + "': the value must be a whole number from 0 to 2^40");
   }
 }

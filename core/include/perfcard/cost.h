@@ -56,7 +56,7 @@ inline double read_elements(const NodeCost& c, std::size_t i, const ValueShape& 
 // What cost rules see: the node with its inferred input and output types.
 class CostContext {
  public:
-  CostContext(const Graph& g, const Node& n, const std::vector<ValueShape>& values) : g_(g), n_(n), v_(values) {}
+  CostContext(const Node& n, const std::vector<ValueShape>& values) : n_(n), v_(values) {}
   const Node& node() const { return n_; }
   std::size_t num_inputs() const { return n_.inputs.size(); }
   bool has_input(std::size_t i) const { return i < n_.inputs.size() && n_.inputs[i] >= 0; }
@@ -69,7 +69,6 @@ class CostContext {
 
  private:
   static const ValueShape& none() { static const ValueShape s; return s; }
-  const Graph& g_;
   const Node& n_;
   const std::vector<ValueShape>& v_;
 };

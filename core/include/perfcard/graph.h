@@ -94,14 +94,14 @@ struct Node {
   int index = 0;
 
   std::string display_name() const;
-  const Attribute* attr(std::string_view name) const;
+  const Attribute* attr(std::string_view key) const;
   // Values by type; a present attribute of another type is an Error naming the node (its graph is added by
   // shape inference).
-  std::int64_t attr_int(std::string_view name, std::int64_t fallback) const;
-  std::string attr_string(std::string_view name, std::string fallback) const;
-  std::vector<std::int64_t> attr_ints(std::string_view name) const;  // empty when absent
-  const Attribute* typed_attr(std::string_view name, AttrType want) const;  // nullptr when absent
-  bool has_attr(std::string_view name) const { return attr(name) != nullptr; }
+  std::int64_t attr_int(std::string_view key, std::int64_t fallback) const;
+  std::string attr_string(std::string_view key, std::string fallback) const;
+  std::vector<std::int64_t> attr_ints(std::string_view key) const;  // empty when absent
+  const Attribute* typed_attr(std::string_view key, AttrType want) const;  // nullptr when absent
+  bool has_attr(std::string_view key) const { return attr(key) != nullptr; }
 };
 
 struct Graph {
