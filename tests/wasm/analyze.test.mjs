@@ -196,6 +196,24 @@ describe('no state survives a call', () => {
     assert.equal(card.heapInUse, before, 'heap in use changed over 1000 calls');
   });
 
+  test('a trap of the module is a PerfCardError with code internal, and the instance says it is broken', async () => {
+    const card = await api.createPerfCard();
+    // A pointer far outside wasm memory: the binding's read traps (RuntimeError: memory access out of
+    // bounds), which no C++ catch can turn into an error result.
+    assert.throws(() => card._raw('analyzeBuffer', 0xfffffff0, 64, ''),
+      (e) => e instanceof api.PerfCardError && e.code === 'internal' && /WebAssembly module stopped/.test(e.message) &&
+        e.cause !== undefined);
+    assert.equal(card.broken, true);
+    assert.throws(() => card.analyzeSync(tiny), { name: 'PerfCardError', code: 'internal', message: /failed earlier/ });
+    // Other instances are unaffected.
+    assert.equal((await api.createPerfCard()).analyzeSync(tiny).schema_version, 1);
+  });
+
+  test('errors carry a stable code', async () => {
+    await assert.rejects(api.analyze(tiny.subarray(0, 10)), { name: 'PerfCardError', code: 'malformed' });
+    await assert.rejects(api.analyze(tiny, { dims: { batch: -1 } }), { name: 'PerfCardError', code: 'bad_option' });
+  });
+
   test('independent instances', async () => {
     const [a, b] = await Promise.all([api.createPerfCard(), api.createPerfCard()]);
     assert.deepEqual(a.analyzeSync(tiny, { dims: { batch: 5 } }), b.analyzeSync(tiny, { dims: { batch: 5 } }));
