@@ -1,0 +1,66 @@
+"""Two builds of the CLI on our own onnxruntime-node rows: held-out accuracy before and after a change to
+costs or plans, with the same fitted constants, per zoo set and model family. For a change that moves
+features (costs, kernel plans) before the constants are refitted on it: how far the shipped constants
+drift, and where.
+
+    /usr/bin/python3 -m scripts.calibration.compare_builds OLD_CLI [NEW_CLI] [--sets transformers,classic]
+
+NEW_CLI defaults to build/native/core/perfcard. Rows are the drift-free rows of data/measured/cpu_ort_node.csv
+whose zoo graph exists under scripts/zoo/out/ (export the sets you want first; the others are counted as
+skipped). Prints MAPE, median APE and the mean ratio predicted / measured for each build.
+"""
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+
+from scripts import paths
+from scripts.roofline.cpu_rows import ort_queries, ort_rows
+
+
+def predict(cli, queries):
+    with tempfile.TemporaryDirectory() as tmp:
+        qpath = os.path.join(tmp, "q.jsonl")
+        with open(qpath, "w") as f:
+            for q in queries:
+                f.write(json.dumps(q) + "\n")
+        out = subprocess.run([cli, "eval", qpath, "--devices", paths.DEVICES_JSON], check=True,
+                             capture_output=True, text=True).stdout
+    results = [json.loads(line) for line in out.splitlines()]
+    return np.array([r.get("latency_ms", np.nan) for r in results], float)
+
+
+def summary(pred, meas):
+    ok = np.isfinite(pred)
+    ape = np.abs(pred[ok] - meas[ok]) / meas[ok]
+    return (f"MAPE {100 * ape.mean():6.1f}%  median {100 * np.median(ape):5.1f}%  "
+            f"pred/meas {np.mean(pred[ok] / meas[ok]):5.2f}" if ok.any() else "no rows")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("old_cli")
+    ap.add_argument("new_cli", nargs="?", default=paths.CLI)
+    ap.add_argument("--sets", default="", help="comma-separated zoo sets (classic, torchvision, transformers, nasbench201)")
+    args = ap.parse_args()
+    df, counts = ort_rows()
+    if args.sets:
+        df = df[df.zoo_set.isin(args.sets.split(","))].reset_index(drop=True)
+    print(f"{len(df)} drift-free rows with a zoo graph ({counts['drift_free_this_machine'] - counts['with_zoo_graph']} "
+          f"drift-free rows skipped: no graph exported)")
+    queries = ort_queries(df)
+    meas = df.latency_ms.to_numpy(float)
+    old, new = predict(args.old_cli, queries), predict(args.new_cli, queries)
+    groups = [("all", np.ones(len(df), bool))]
+    groups += [(f"set {s}", (df.zoo_set == s).to_numpy()) for s in sorted(df.zoo_set.unique())]
+    groups += [(f"  {f}", (df.family == f).to_numpy()) for f in sorted(df.family.unique())]
+    for name, mask in groups:
+        print(f"{name:<22} rows {int(mask.sum()):5d}   before: {summary(old[mask], meas[mask])}   "
+              f"after: {summary(new[mask], meas[mask])}")
+
+
+if __name__ == "__main__":
+    main()
