@@ -1,0 +1,116 @@
+"""The GPU campaign's plan and bookkeeping, run on torch's CPU backend with NAS-Bench-201 cells (tiny):
+/usr/bin/python3 -m unittest scripts.measure.test_gpu_campaign"""
+import csv
+import os
+import tempfile
+import time
+import unittest
+
+from scripts.measure import gpu_campaign as gc
+
+
+def quick(model, inputs, c, device, nvml):
+    return gc.measure(model, inputs, c, device, nvml, min_runs=2, min_seconds=0.0, warmup=1)
+
+
+class Plan(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.entries = gc.load_manifests(gc.SETS)
+
+    def test_every_family_before_any_second_model(self):
+        configs = gc.plan(self.entries, "first")
+        families = {(e["set"], e["family"]) for e in self.entries}
+        first_models = []
+        for c in configs:
+            if c.model not in first_models:
+                first_models.append(c.model)
+        fam_of = {e["id"]: (e["set"], e["family"]) for e in self.entries}
+        head = [fam_of[m] for m in first_models[:len(families)]]
+        self.assertEqual(set(head), families)  # one model of each family, then the second ones
+        self.assertEqual(len(head), len(set(head)))
+        # batch 1 and 16 eager fp16, and the grad-enabled forward and the training step at batch 1
+        kinds = {(c.protocol, c.batch) for c in configs if c.model == first_models[0]}
+        self.assertEqual(kinds, {("inference", 1), ("inference", 16), ("inference-grad", 1), ("training", 1)})
+        self.assertTrue(all(c.runtime == "eager" and c.precision == "fp16" for c in configs))
+
+    def test_decode_steps_carry_a_kv_cache_and_compile_is_a_handful(self):
+        configs = gc.plan(self.entries, "first")
+        decode = [c for c in configs if c.model.endswith(".decode")]
+        self.assertTrue(decode and all(c.sequence == 1 and c.past_sequence == 128 for c in decode))
+        self.assertFalse([c for c in decode if c.protocol != "inference"])
+        compiled = gc.plan(self.entries, "compile")
+        self.assertTrue(compiled)
+        self.assertLessEqual({c.model for c in compiled}, set(gc.COMPILE_MODELS))
+        with self.assertRaises(SystemExit):
+            gc.plan(self.entries, "nonsense")
+
+
+class Run(unittest.TestCase):
+    def setUp(self):
+        self.entries = [e for e in gc.load_manifests(["nasbench201"])][:2]
+        self.by_id = {e["id"]: e for e in self.entries}
+        self.tmp = tempfile.mkdtemp()
+        self.csv = os.path.join(self.tmp, "gpu_cpu_torch.csv")
+        self.nvml = gc.Nvml()
+
+    def configs(self):
+        out = []
+        for e in self.entries:
+            for proto in gc.PROTOCOLS:
+                out.append(gc.Config(model=e["id"], family=e["family"], set=e["set"], precision="fp32", protocol=proto,
+                                     batch=2))
+        return out
+
+    def rows(self):
+        with open(self.csv) as f:
+            return list(csv.DictReader(f))
+
+    def test_measures_every_protocol_then_resumes_without_repeating(self):
+        configs = self.configs()
+        m, s = gc.run(configs, self.by_id, self.csv, "cpu", time.time() + 600, self.nvml, log=lambda x: None,
+                      measure_fn=quick)
+        self.assertEqual((m, s), (len(configs), 0))
+        rows = self.rows()
+        self.assertEqual(len(rows), len(configs))
+        for r in rows:
+            self.assertGreater(float(r["median_ms"]), 0)
+            self.assertEqual(int(r["params"]), self.by_id[r["model"]]["params"])  # checked against the manifest
+        m, s = gc.run(configs, self.by_id, self.csv, "cpu", time.time() + 600, self.nvml, log=lambda x: None,
+                      measure_fn=quick)
+        self.assertEqual((m, s), (0, 0))
+        self.assertEqual(len(self.rows()), len(configs))
+
+    def test_transformers_from_configs_run_their_steps(self):
+        entries = {e["id"]: e for e in gc.load_manifests(["transformers"])
+                   if e["id"] in ("tiny-bert", "tiny-gpt2.prefill", "tiny-llama.prefill", "tiny-llama.decode")}
+        configs = []
+        for e in entries.values():
+            for seq, past in gc.steps_of(e):
+                configs.append(gc.Config(model=e["id"], family=e["family"], set=e["set"], precision="fp32",
+                                         batch=2, sequence=seq, past_sequence=past))
+        self.assertIn((1, 128), {(c.sequence, c.past_sequence) for c in configs})  # the decode step
+        m, s = gc.run(configs, entries, self.csv, "cpu", time.time() + 600, self.nvml, log=lambda x: None,
+                      measure_fn=quick)
+        self.assertEqual((m, s), (4, 0), [r["error"] for r in self.rows()])
+
+    def test_a_parameter_count_that_differs_is_skipped_with_a_line(self):
+        e = dict(self.entries[0], params=123)
+        said = []
+        c = self.configs()[0]
+        m, s = gc.run([c], {e["id"]: e}, self.csv, "cpu", time.time() + 600, self.nvml, log=said.append,
+                      measure_fn=quick)
+        self.assertEqual((m, s), (0, 1))
+        self.assertIn("parameters here, the manifest's graph has 123", said[0])
+        self.assertIn("skipped", self.rows()[0]["error"])
+
+    def test_a_past_deadline_measures_nothing_and_says_what_is_left(self):
+        said = []
+        m, s = gc.run(self.configs(), self.by_id, self.csv, "cpu", time.time() - 1, self.nvml, log=said.append,
+                      measure_fn=quick)
+        self.assertEqual((m, s), (0, 0))
+        self.assertIn("configurations left", said[0])
+
+
+if __name__ == "__main__":
+    unittest.main()
