@@ -122,7 +122,9 @@ PredictOptions predict_options_from_json(const json& j) {
       if (value.is_array()) items.assign(value.begin(), value.end());
       else if (value.is_string()) for (auto& p : split_list(value.get<std::string>())) items.emplace_back(p);
       else items.push_back(value);
-      // Checked before anything is stored: a list of 10,000 sizes is refused, not predicted.
+      // Checked before anything is stored: a list of 10,000 sizes is refused, not predicted; an empty one
+      // ("", [], ",") is refused here rather than left for predict to find.
+      if (items.empty()) throw option_error("--batch needs at least one batch size, e.g. 1 or 1,8");
       if (items.size() > kMaxBatchSizes)
         throw option_error("--batch lists " + std::to_string(items.size()) + " sizes; at most " +
                            std::to_string(kMaxBatchSizes) + " per prediction");
