@@ -25,7 +25,8 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 target="${FUZZ_TARGET:-onnx}"
 case "$target" in
-  onnx) bin=perfcard_fuzz_loader; seeds=(tests/data/bad tests/data/fuzz-corpus); dict=(-dict=tests/fuzz/onnx.dict)
+  onnx) bin=perfcard_fuzz_loader; seeds=(tests/data/bad tests/data/fuzz-corpus tests/data/fuzz-corpus-grown)
+        dict=(-dict=tests/fuzz/onnx.dict)
         [ -d public/examples ] && seeds+=(public/examples) ;;
   pcwt) bin=perfcard_fuzz_pcwt; seeds=(tests/data/weights tests/data/fuzz-corpus-pcwt); dict=() ;;
   options) bin=perfcard_fuzz_options; seeds=(tests/data/fuzz-corpus-options); dict=(-dict=tests/fuzz/options.dict) ;;
