@@ -135,7 +135,7 @@ void rule_compare(ShapeContext& c) {
 void rule_where(ShapeContext& c) {
   ValueShape s = broadcast_inputs(c, c.input(1).dtype);
   const ValueShape &cond = c.input(0), &x = c.input(1), &y = c.input(2);
-  if (s.fully_known() && cond.value && !cond.value->is_float && x.value && y.value && std::size_t(s.elements()) <= kFoldLimit &&
+  if (s.fully_known() && cond.value && !cond.value->is_float && x.value && y.value && s.elements() <= kFoldLimit &&
       cond.fully_known() && x.fully_known() && y.fully_known() && x.value->is_float == y.value->is_float) {
     // Broadcast each operand by the same index mapping as fold_binary.
     auto at = [&](const ValueShape& v, std::int64_t flat) {

@@ -78,7 +78,7 @@ bool fold_binary(ShapeContext& c, DType out_type, const std::function<double(dou
   if (!a.value || !b.value || !a.fully_known() || !b.fully_known()) return false;
   std::vector<std::int64_t> dims = broadcast(c, a.dims, b.dims);
   std::int64_t n = product(dims);
-  if (n < 0 || std::size_t(n) > kFoldLimit) return false;
+  if (n < 0 || n > std::int64_t(kFoldLimit)) return false;  // int64: a size_t cast wraps on wasm32
   auto index = [&](const ValueShape& s, std::int64_t flat) {
     // maps a flat index of the broadcast result to the flat index in s
     std::int64_t idx = 0, stride = 1;

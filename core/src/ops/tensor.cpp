@@ -46,7 +46,8 @@ ConstData gather_contents(const ConstData& src, std::int64_t n, F source_index) 
 }
 
 bool foldable(const ValueShape& s, std::int64_t out_elems) {
-  return s.value && s.fully_known() && out_elems >= 0 && std::size_t(out_elems) <= kFoldLimit;
+  // Compared as int64: a size_t cast would wrap on wasm32 (2^32 + 5 elements would pass as 5).
+  return s.value && s.fully_known() && out_elems >= 0 && out_elems <= std::int64_t(kFoldLimit);
 }
 
 }  // namespace
@@ -130,7 +131,7 @@ void rule_constant_of_shape(ShapeContext& c) {
   for (auto d : dims)
     if (d < 0) c.fail("ConstantOfShape with negative dim " + std::to_string(d));
   std::int64_t n = product(dims);
-  if (n >= 0 && std::size_t(n) <= kFoldLimit && fill.size() == 1) {
+  if (n >= 0 && n <= std::int64_t(kFoldLimit) && fill.size() == 1) {
     ConstData r;
     r.is_float = fill.is_float;
     if (r.is_float) r.floats.assign(std::size_t(n), fill.floats[0]);
@@ -556,7 +557,7 @@ void rule_range(ShapeContext& c) {
   double count = std::ceil((l[0] - s[0]) / d[0]);
   if (!(count < 1e15)) c.fail("Range would produce an absurd number of elements");
   std::int64_t n = count > 0 ? std::int64_t(count) : 0;
-  if (std::size_t(n) <= kFoldLimit) {
+  if (n <= std::int64_t(kFoldLimit)) {
     ConstData r;
     r.is_float = dtype_is_float(t);
     for (std::int64_t i = 0; i < n; ++i) {
