@@ -1,7 +1,5 @@
 #include "perfcard/analysis.h"
 
-#include <algorithm>
-
 namespace perfcard {
 namespace {
 
@@ -34,15 +32,8 @@ void add_graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc, Analy
     st.bytes += (c.bytes_read + c.bytes_written) * runs;
     if (!c.has_bodies) continue;
     if (!c.trips_known) t.per_iteration_loops += 1;
-    const auto& subs = gc.subgraphs[ni];
-    const auto& sub_shapes = s.subgraphs[ni];
-    std::size_t k = 0;
-    std::vector<std::size_t> run = bodies_that_run(n, sub_shapes, subs);
-    for (const auto& attr : n.attributes)
-      for (const auto& body : attr.graphs) {
-        if (std::find(run.begin(), run.end(), k) != run.end()) add_graph(body, sub_shapes[k], subs[k], a, false, runs * c.trips);
-        ++k;
-      }
+    for (const auto& [body, k] : bodies_that_run(n, s.subgraphs[ni], gc.subgraphs[ni]))
+      add_graph(*body, s.subgraphs[ni][k], gc.subgraphs[ni][k], a, false, runs * c.trips);
   }
   for (const auto& v : s.values)
     if (v.estimated) t.estimated_values += 1;

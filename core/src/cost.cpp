@@ -81,19 +81,20 @@ double body_flops(const GraphCosts& x) {
 
 GraphCosts compute_costs(const Graph& graph, const GraphShapes& shapes) { return costs_of(graph, shapes); }
 
-std::vector<std::size_t> bodies_that_run(const Node& n, const std::vector<GraphShapes>& shapes,
-                                         const std::vector<GraphCosts>& costs) {
-  std::vector<std::size_t> run;
+std::vector<BodyThatRuns> bodies_that_run(const Node& n, const std::vector<GraphShapes>& shapes,
+                                          const std::vector<GraphCosts>& costs) {
+  std::vector<BodyThatRuns> run;
   const bool is_if = n.op_type == "If";
   std::size_t k = 0;
   for (const auto& a : n.attributes)
-    for (std::size_t j = 0; j < a.graphs.size(); ++j, ++k) {
+    for (const auto& body : a.graphs) {
       bool defined = is_if ? (a.name == "then_branch" || a.name == "else_branch") : a.name == "body";
-      if (defined && k < shapes.size() && k < costs.size() && !shapes[k].values.empty()) run.push_back(k);
+      if (defined && k < shapes.size() && k < costs.size() && !shapes[k].values.empty()) run.push_back({&body, k});
+      ++k;
     }
   // An If runs one branch: the costlier, when shape inference could not tell which.
   if (is_if && run.size() == 2) {
-    std::size_t pick = body_flops(costs[run[1]]) > body_flops(costs[run[0]]) ? run[1] : run[0];
+    const BodyThatRuns pick = body_flops(costs[run[1].index]) > body_flops(costs[run[0].index]) ? run[1] : run[0];
     run.assign(1, pick);
   }
   return run;

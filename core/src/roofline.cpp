@@ -151,13 +151,7 @@ class Builder {
         if (!c.trips_known) ++per_iteration_;
         const auto& subs = gc.subgraphs[std::size_t(ni)];
         const auto& sub_shapes = s.subgraphs[std::size_t(ni)];
-        std::vector<std::size_t> run = bodies_that_run(n, sub_shapes, subs);
-        std::size_t k = 0;
-        for (const auto& attr : n.attributes)
-          for (const auto& body : attr.graphs) {
-            if (std::find(run.begin(), run.end(), k) != run.end()) graph(body, sub_shapes[k], subs[k], runs * c.trips);
-            ++k;
-          }
+        for (const auto& [body, k] : bodies_that_run(n, sub_shapes, subs)) graph(*body, sub_shapes[k], subs[k], runs * c.trips);
         continue;
       }
       if (c.cls == OpClass::View || c.cls == OpClass::Metadata || c.folded) continue;

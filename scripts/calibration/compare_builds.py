@@ -10,27 +10,16 @@ whose zoo graph exists under scripts/zoo/out/ (export the sets you want first; t
 skipped). Prints MAPE, median APE and the mean ratio predicted / measured for each build.
 """
 import argparse
-import json
-import os
-import subprocess
-import tempfile
 
 import numpy as np
 
 from scripts import paths
 from scripts.roofline.cpu_rows import ort_queries, ort_rows
+from scripts.roofline.perfcard_eval import run_queries
 
 
 def predict(cli, queries):
-    with tempfile.TemporaryDirectory() as tmp:
-        qpath = os.path.join(tmp, "q.jsonl")
-        with open(qpath, "w") as f:
-            for q in queries:
-                f.write(json.dumps(q) + "\n")
-        out = subprocess.run([cli, "eval", qpath, "--devices", paths.DEVICES_JSON], check=True,
-                             capture_output=True, text=True).stdout
-    results = [json.loads(line) for line in out.splitlines()]
-    return np.array([r.get("latency_ms", np.nan) for r in results], float)
+    return np.array([r["latency_ms"] for r in run_queries(queries, cli_path=cli)], float)
 
 
 def summary(pred, meas):

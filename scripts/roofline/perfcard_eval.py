@@ -25,9 +25,10 @@ def cli():
     return _private_cli
 
 
-def run_queries(queries, constants=None, devices=None):
+def run_queries(queries, constants=None, devices=None, cli_path=None):
     """queries: list of dicts {model, dims, device, precision, runtime, threads, ...}; returns list of results.
-    constants / devices: dicts used instead of weights/roofline.json / weights/devices.json."""
+    constants / devices: dicts used instead of weights/roofline.json / weights/devices.json; cli_path: another
+    build's CLI (default: the private copy of this one's)."""
     with tempfile.TemporaryDirectory() as tmp:
         qpath = os.path.join(tmp, "q.jsonl")
         with open(qpath, "w") as f:
@@ -39,7 +40,7 @@ def run_queries(queries, constants=None, devices=None):
             dpath = os.path.join(tmp, "devices.json")
             with open(dpath, "w") as f:
                 json.dump(devices, f)
-        cmd = [cli(), "eval", qpath, "--devices", dpath]
+        cmd = [cli_path or cli(), "eval", qpath, "--devices", dpath]
         if constants is not None:
             cpath = os.path.join(tmp, "constants.json")
             with open(cpath, "w") as f:

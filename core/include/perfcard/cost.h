@@ -80,11 +80,15 @@ struct GraphCosts {
 
 GraphCosts compute_costs(const Graph& graph, const GraphShapes& shapes);
 
-// The graph attributes of a control-flow node that run, by their index among the node's graphs (attribute
-// order): Loop's and Scan's body; for If the costlier of then_branch and else_branch that shape inference
-// kept (it drops the branch a known condition never takes). Graph attributes the op does not define never
-// run. `shapes` and `costs` are the node's per-body results.
-std::vector<std::size_t> bodies_that_run(const Node& n, const std::vector<GraphShapes>& shapes,
-                                         const std::vector<GraphCosts>& costs);
+// The graph attributes of a control-flow node that run: Loop's and Scan's body; for If the costlier of
+// then_branch and else_branch that shape inference kept (it drops the branch a known condition never
+// takes). Graph attributes the op does not define never run. `shapes` and `costs` are the node's per-body
+// results; `index` is the body's position among the node's graphs (attribute order), which indexes them.
+struct BodyThatRuns {
+  const Graph* body;
+  std::size_t index;
+};
+std::vector<BodyThatRuns> bodies_that_run(const Node& n, const std::vector<GraphShapes>& shapes,
+                                          const std::vector<GraphCosts>& costs);
 
 }  // namespace perfcard
