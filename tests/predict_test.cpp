@@ -7,6 +7,7 @@
 #include "perfcard/error.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/predict.h"
+#include "perfcard/roofline_predictor.h"
 #include "test_util.h"
 
 using perfcard::test::ModelBuilder;

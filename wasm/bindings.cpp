@@ -9,6 +9,8 @@
 //                                          free the bytes right after (the IR owns what it needs)
 //   modelAnalyze(handle, optionsJson), modelPredict(handle, optionsJson), closeModel(handle)
 //   devicesJson()                          the embedded device catalog, carbon regions and predictor
+//   loadPredictor(ptr, len, name)          a learned predictor's weights file (fetched by the page when
+//                                          first needed), checked against the embedded manifest: {ok, name}
 // Results are plain JS objects:
 //   {ok: true,  json: "<the document, as the CLI prints it>"}   (openModel: {ok: true, handle})
 //   {ok: false, message: "<what() of the error>", detail, code, byteOffset?, node?, opType?, graph?}
@@ -41,7 +43,9 @@
 #include "perfcard/onnx_loader.h"
 #include "perfcard/options.h"
 #include "perfcard/predict.h"
-#include "perfcard/predictor.h"
+#include "perfcard/predictor_registry.h"
+#include "perfcard/roofline_predictor.h"
+#include "perfcard/weights_file.h"
 #include "perfcard/report.h"
 
 namespace {
@@ -60,15 +64,16 @@ struct Data {
   perfcard::DeviceCatalog catalog;
   perfcard::CarbonTable carbon;
   perfcard::RooflineConstants constants;
-  perfcard::RooflinePredictor predictor;
+  perfcard::PredictorSet predictors;  // learned ones join when the page loads their files
   Data()
       : catalog(perfcard::DeviceCatalog::parse(embedded("devices.json"))),
         carbon(perfcard::CarbonTable::parse(embedded("carbon_regions.json"))),
-        constants(perfcard::RooflineConstants::parse(embedded("roofline.json"))),
-        predictor(constants) {}
+        constants(perfcard::RooflineConstants::parse(embedded("roofline.json"))) {
+    predictors.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
+  }
 };
 
-const Data& data() {
+Data& data() {
   static std::unique_ptr<Data> d;
   if (!d) d = std::make_unique<Data>();  // a parse error propagates and is retried on the next call
   return *d;
@@ -82,7 +87,8 @@ std::string dump(const json& doc) {
 std::string predict_json(const perfcard::Model& model, const std::string& options_json) {
   perfcard::PredictOptions opt = perfcard::predict_options_from_text(options_json);
   const Data& d = data();
-  perfcard::PredictResult r = perfcard::predict(model, d.catalog, d.predictor, d.constants, d.carbon, opt);
+  auto predictor = perfcard::select_predictor(opt.predictor, d.predictors);
+  perfcard::PredictResult r = perfcard::predict(model, d.catalog, *predictor, d.constants, d.carbon, opt);
   return dump(perfcard::predict_to_json(r));
 }
 
@@ -95,7 +101,7 @@ std::string analyze_json(const perfcard::Model& model, const std::string& option
 // The catalog as the page needs it (perfcard::catalog_to_json, as `perfcard devices --json` prints it).
 std::string devices_json() {
   const Data& d = data();
-  return dump(perfcard::catalog_to_json(d.catalog, d.carbon, d.constants, d.predictor, PERFCARD_VERSION));
+  return dump(perfcard::catalog_to_json(d.catalog, d.carbon, d.constants, *d.predictors.roofline, PERFCARD_VERSION));
 }
 
 // Models opened once and predicted many times (the page re-predicts on every setting change).
@@ -199,6 +205,25 @@ bool close_model(int handle) { return open_models().erase(handle) != 0; }
 
 int open_model_count() { return int(open_models().size()); }
 
+// The file's bytes are checked (manifest size and sha256, format, schema hash) and copied into the
+// predictor, so the caller may free them at once. A file that fails leaves the loaded set unchanged.
+val load_predictor_buffer(std::uintptr_t data_ptr, std::size_t size, const std::string& name) {
+  return guarded([&] {
+    Data& d = data();
+    const auto bytes = bytes_at(data_ptr, size);
+    perfcard::verify_weights(embedded("manifest.json"), name, bytes);
+    auto p = perfcard::make_learned_predictor(perfcard::read_weights(bytes), d.predictors.roofline);
+    auto& learned = d.predictors.learned;
+    std::erase_if(learned, [&](const auto& q) { return q->name() == p->name(); });
+    learned.push_back(p);
+    val r = val::object();
+    r.set("ok", true);
+    r.set("name", p->name());
+    r.set("version", p->version());
+    return r;
+  });
+}
+
 val devices_doc() {
   return guarded([&] { return success(devices_json()); });
 }
@@ -220,6 +245,7 @@ EMSCRIPTEN_BINDINGS(perfcard) {
   emscripten::function("closeModel", &close_model);
   emscripten::function("openModelCount", &open_model_count);
   emscripten::function("devicesJson", &devices_doc);
+  emscripten::function("loadPredictor", &load_predictor_buffer);
   emscripten::function("predictSchemaVersion", &predict_schema_version);
   emscripten::function("schemaVersion", &schema_version);
   emscripten::function("version", &version);

@@ -25,6 +25,7 @@ json catalog_to_json(const DeviceCatalog& catalog, const CarbonTable& carbon, co
       family.clear();  // a device no family covers is listed, and predicting it says why
     }
     json e = {{"id", dev.id}, {"name", dev.name}, {"kind", dev.kind}, {"vendor", dev.vendor}, {"arch", dev.arch},
+              {"default_view", dev.default_view},
               {"family", family.empty() ? json(nullptr) : json(family)},
               {"memory_gb", sourced(dev.memory_gb)}, {"memory_bandwidth_gbs", sourced(dev.memory_bandwidth_gbs)},
               {"peak_tflops", peaks}, {"sm_count", sourced(dev.sm_count)}, {"l2_mb", sourced(dev.l2_mb)},

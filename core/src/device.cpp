@@ -95,6 +95,10 @@ DeviceCatalog DeviceCatalog::parse(std::string_view text) {
     d.kind = text_field(e, "kind", "gpu");
     d.vendor = text_field(e, "vendor", "");
     d.arch = text_field(e, "arch", "");
+    if (e.contains("default_view")) {
+      if (!e["default_view"].is_boolean()) throw data_error("device catalog: '" + d.id + "' has a default_view that is not true or false");
+      d.default_view = e["default_view"].get<bool>();
+    }
     if (d.kind != "gpu" && d.kind != "cpu") throw data_error("device catalog: '" + d.id + "' has kind '" + d.kind + "' (gpu or cpu)");
     if (e.contains("peak_tflops") && e["peak_tflops"].is_object()) {
       for (auto& [k, v] : e["peak_tflops"].items()) {

@@ -1,10 +1,12 @@
 #include "perfcard/options.h"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 
 #include "perfcard/error.h"
 #include "perfcard/memory_model.h"
+#include "perfcard/predictor_registry.h"
 #include "perfcard/report.h"
 
 namespace perfcard {
@@ -152,10 +154,20 @@ PredictOptions predict_options_from_json(const json& j) {
       o.cpu_threads = int(whole_option(value, key, "--threads", 0, 1 << 16));
     } else if (key == "kernels") {
       o.keep_kernels = bool_option(value, key);
+    } else if (key == "features") {
+      o.keep_features = bool_option(value, key);
+    } else if (key == "predictor") {
+      o.predictor = string_option(value, key);
+      auto names = predictor_names();
+      if (std::find(names.begin(), names.end(), o.predictor) == names.end()) {
+        std::string known;
+        for (auto n : names) (known += known.empty() ? "" : ", ") += n;
+        throw option_error("unknown predictor '" + o.predictor + "' (known: " + known + ")");
+      }
     } else {
       throw option_error("unknown option '" + key +
                          "' (known: devices, batch, precision, mode, dims, region, gridGPerKwh, pue, "
-                         "latencyTargetMs, runtime, cpuRuntime, threads, kernels)");
+                         "latencyTargetMs, runtime, cpuRuntime, threads, kernels, features, predictor)");
     }
   }
   o.dims = parse_dim_bindings(specs);

@@ -7,6 +7,9 @@
 #include <utility>
 
 #include "perfcard/error.h"
+#include "perfcard/features.h"
+#include "perfcard/power_model.h"
+#include "perfcard/roofline_predictor.h"
 #include "perfcard/report.h"
 
 namespace perfcard {
@@ -38,15 +41,16 @@ std::string find_batch_symbol(const Model& m) {
 
 std::vector<const Device*> select_devices(const DeviceCatalog& cat, const std::vector<std::string>& ids) {
   std::vector<const Device*> out;
-  auto add_kind = [&](const char* kind) {
+  auto add_kind = [&](const char* kind, bool default_view_only) {
     for (const auto& d : cat.devices())
-      if (!kind || d.kind == kind) out.push_back(&d);
+      if ((!kind || d.kind == kind) && (d.default_view || !default_view_only)) out.push_back(&d);
   };
-  if (ids.empty()) add_kind("gpu");
+  if (ids.empty()) add_kind("gpu", true);
   for (const auto& id : ids) {
-    if (id == "all" || id == "gpus") add_kind("gpu");
-    else if (id == "cpus") add_kind("cpu");
-    else if (id == "every") add_kind(nullptr);
+    if (id == "all" || id == "gpus") add_kind("gpu", true);
+    else if (id == "all-gpus") add_kind("gpu", false);
+    else if (id == "cpus") add_kind("cpu", false);
+    else if (id == "every") add_kind(nullptr, false);
     else out.push_back(&cat.get(id));
   }
   std::vector<const Device*> unique;
@@ -75,6 +79,8 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
   for (auto b : opt.batches)
     if (b <= 0 || b > (std::int64_t{1} << 24)) throw option_error("batch " + std::to_string(b) + " is out of range (1 .. 2^24)");
   res.batch_symbol = find_batch_symbol(model);
+  res.predictor_requested = predictor.name();
+  res.memory_protocol = opt.mode == Mode::Training ? "training" : "inference";
   std::vector<std::int64_t> batches = opt.batches;
   if (res.batch_symbol.empty()) {
     res.warnings.push_back("the model has no symbolic batch dim; every prediction is for the batch fixed in the graph");
@@ -90,6 +96,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
   if (opt.latency_target_ms && !(*opt.latency_target_ms > 0 && std::isfinite(*opt.latency_target_ms)))
     throw option_error("latency target must be a finite number > 0");
   const auto devices = select_devices(catalog, opt.devices);
+  std::unique_ptr<RooflinePredictor> feature_timer;  // times the plan for feature rows (--features)
 
   for (std::int64_t batch : batches) {
     AnalyzeOptions ao;
@@ -110,14 +117,15 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
                                "the costs, times and memory computed from them");
     }
     std::int64_t samples = res.batch_symbol.empty() ? 1 : batch;
-    // Kernels depend on the analysis, runtime and precision, not on the device: formed once per batch
-    // for each (runtime, precision) in use and shared by every device and MIG slice.
-    std::map<std::pair<std::string, Precision>, KernelPlan> plans;
-    auto plan_for = [&](const std::string& runtime, Precision p) -> const KernelPlan* {
+    // What does not depend on the device (kernels, a graph's features) is prepared once per batch for
+    // each (runtime, precision) in use and shared by every device and MIG slice.
+    std::map<std::pair<std::string, Precision>, std::unique_ptr<Prepared>> prepared;
+    auto prepared_for = [&](const std::string& runtime, Precision p) -> const Prepared& {
       auto key = std::make_pair(runtime, p);
-      auto it = plans.find(key);
-      if (it == plans.end()) it = plans.emplace(key, plan_kernels(model, a, constants, runtime, p)).first;
-      return &it->second;
+      auto it = prepared.find(key);
+      if (it == prepared.end())
+        it = prepared.emplace(key, predictor.prepare(PredictorSubject{&model, &a, runtime, p, samples})).first;
+      return *it->second;
     };
     // Memory likewise depends on the precision and runtime, not on the device.
     std::map<std::pair<std::string, Precision>, MemoryBreakdown> memories;
@@ -128,6 +136,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
         it = memories.emplace(key, estimate_memory(model, a, p, opt.mode, constants.runtime(runtime))).first;
       return it->second;
     };
+    const double step = opt.mode == Mode::Training ? 3 : 1;
     for (const Device* d : devices) {
       DevicePrediction p;
       p.device_id = d->id;
@@ -143,29 +152,31 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       if (p.precision_used != p.precision_requested)
         p.warnings.push_back(std::string(precision_name(p.precision_requested)) + " is not supported by " + d->id +
                              "; predicted at " + std::string(precision_name(p.precision_used)));
-      const KernelPlan* plan = plan_for(p.runtime, p.precision_used);
-      PredictorInput in{model, a, *d, p.precision_used, p.runtime, 1, 1, opt.keep_kernels, plan, d->is_gpu() ? 0 : opt.cpu_threads};
-      PredictorOutput out = predictor.predict(in);
-      p.latency_ms = out.latency_ms;
-      if (opt.mode == Mode::Training) {
-        p.latency_ms *= 3;
-        p.warnings.push_back("training step taken as 3x the forward pass (backward = 2x forward); not calibrated yet");
+      const Prepared& prep = prepared_for(p.runtime, p.precision_used);
+      DeviceQuery query{d, 1, 1, d->is_gpu() ? 0 : opt.cpu_threads, opt.keep_kernels};
+      PredictorOutput out = predictor.predict(prep, query);
+      if (opt.keep_features) {
+        if (!feature_timer) feature_timer = std::make_unique<RooflinePredictor>(constants);
+        p.features = feature_row(prep, query, *feature_timer);
       }
+      p.latency_ms = out.latency_ms * step;
+      p.busy_ms = out.busy_ms * step;
+      p.baseline_ms = out.baseline_ms * step;
+      if (opt.mode == Mode::Training)
+        p.warnings.push_back("training step taken as 3x the forward pass (backward = 2x forward); not calibrated yet");
       p.throughput_per_s = p.latency_ms > 0 ? double(samples) / (p.latency_ms / 1e3) : 0;
       p.uncertainty = out.uncertainty;
+      p.out_of_distribution = out.out_of_distribution;
       p.kernels = std::move(out.kernels);
       for (auto& w : out.warnings) p.warnings.push_back(std::move(w));
-      p.predictor = predictor.name();
-      p.predictor_version = predictor.version();
+      p.predictor = out.predictor.empty() ? predictor.name() : out.predictor;
+      p.predictor_version = out.version.empty() ? predictor.version() : out.version;
       p.memory = memory_for(p.runtime, p.precision_used);
       p.device_memory_gb = d->memory_gb.present ? d->memory_gb.value : 0;
       p.fits = p.device_memory_gb <= 0 || p.memory.total() <= p.device_memory_gb * 1e9;
-      if (d->tdp_w.present && d->idle_w.present) {
-        double intensity = std::max(constants.power.floor, out.intensity);
-        double power = d->idle_w.value + (d->tdp_w.value - d->idle_w.value) * out.busy_fraction *
-                                             std::pow(intensity, constants.power.gamma);
-        p.power_w = power;
-        p.energy_j_per_sample = power * p.latency_ms / 1e3 / double(samples);
+      if (auto power = predict_power_w(*d, constants.power, out.busy_fraction, out.intensity)) {
+        p.power_w = *power;
+        p.energy_j_per_sample = *power * p.latency_ms / 1e3 / double(samples);
         p.carbon_g_per_1000 = *p.energy_j_per_sample * 1000.0 / 3.6e6 * res.grid_g_per_kwh * res.pue;
       } else {
         p.warnings.push_back("no TDP or idle power for " + d->id + ": energy not predicted");
@@ -182,12 +193,11 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
           auto slices = std::make_pair(prof.compute_slices, prof.memory_slices);
           auto cached = slice_latency.find(slices);
           if (cached == slice_latency.end()) {
-            PredictorInput mi{model, a, *d, p.precision_used, p.runtime,
-                              double(prof.compute_slices) / t.compute_slices_total,
-                              double(prof.memory_slices) / t.memory_slices_total, false, plan};
-            cached = slice_latency.emplace(slices, predictor.predict(mi).latency_ms).first;
+            DeviceQuery slice{d, double(prof.compute_slices) / t.compute_slices_total,
+                              double(prof.memory_slices) / t.memory_slices_total, 0, false};
+            cached = slice_latency.emplace(slices, predictor.predict(prep, slice).latency_ms).first;
           }
-          m.latency_ms = cached->second * (opt.mode == Mode::Training ? 3 : 1);
+          m.latency_ms = cached->second * step;
           m.throughput_per_s = m.latency_ms > 0 ? double(samples) / (m.latency_ms / 1e3) : 0;
           m.meets_target = !opt.latency_target_ms || m.latency_ms <= *opt.latency_target_ms;
           m.instances = prof.max_instances;
@@ -228,6 +238,9 @@ nlohmann::json predict_to_json(const PredictResult& r) {
     row["runtime"] = p.runtime;
     row["threads"] = p.device_id.empty() || p.threads == 0 ? json(nullptr) : json(p.threads);
     row["latency_ms"] = p.latency_ms;
+    row["latency_band_ms"] = {p.latency_ms / (1 + p.uncertainty), p.latency_ms * (1 + p.uncertainty)};
+    row["device_busy_ms"] = p.busy_ms;
+    row["host_bound"] = p.latency_ms > 0 && p.busy_ms < 0.5 * p.latency_ms;
     row["throughput_per_s"] = p.throughput_per_s;
     row["uncertainty"] = p.uncertainty;
     row["peak_memory_mb"] = p.memory.total() / kMiB;
@@ -251,13 +264,23 @@ nlohmann::json predict_to_json(const PredictResult& r) {
     } else {
       row["mig"] = nullptr;
     }
-    row["predictor"] = {{"name", p.predictor}, {"version", p.predictor_version}};
+    row["predictor"] = {{"name", p.predictor}, {"version", p.predictor_version}, {"requested", r.predictor_requested},
+                        {"baseline_latency_ms", p.predictor == "roofline" ? json(nullptr) : json(p.baseline_ms)}};
+    row["out_of_distribution"] = p.out_of_distribution;
+    row["memory_protocol"] = r.memory_protocol;
     if (!p.kernels.empty()) {
       json ks = json::array();
       for (const auto& k : p.kernels)
         ks.push_back({{"name", k.name}, {"op_type", k.op_type}, {"time_ms", k.time_ms}, {"compute_ms", k.compute_ms},
                       {"memory_ms", k.memory_ms}, {"flops", k.flops}, {"bytes", k.bytes}, {"repeat", k.repeat}});
       row["kernels"] = ks;
+    }
+    if (!p.features.empty()) {
+      json f = json::object();
+      const auto schema = feature_schema();
+      for (std::size_t i = 0; i < p.features.size() && i < schema.size(); ++i)
+        f[std::string(schema[i].name)] = std::isnan(p.features[i]) ? json(nullptr) : json(p.features[i]);
+      row["features"] = std::move(f);
     }
     row["warnings"] = p.warnings;
     rows.push_back(std::move(row));

@@ -441,6 +441,8 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     double intensity = one_ms > 0 ? std::max(flops * inv_peak, bytes * inv_bw) * 1e3 / one_ms : 0;
     weighted_intensity += std::min(1.0, intensity) * time_ms;
     r.gpu_busy_ms += time_ms;
+    if (launch_ms >= std::max(compute_ms, memory_ms)) r.launch_bound_ms += time_ms;
+    else if (compute_ms >= memory_ms) r.compute_bound_ms += time_ms;
     // The host issues kernels one after another; a kernel starts when issued and the device is free.
     // n runs in a row: the device finishes at the latest of its own queue, the first issue, or the last
     // issue, each followed by the runs still to do (the closed form of n single steps).

@@ -21,6 +21,7 @@
 #include "perfcard/embedded.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/predict.h"
+#include "perfcard/roofline_predictor.h"
 #include "perfcard/roofline.h"
 #include "perfcard/report.h"
 

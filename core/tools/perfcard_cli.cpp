@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -22,7 +23,9 @@
 #include "perfcard/onnx_loader.h"
 #include "perfcard/options.h"
 #include "perfcard/catalog_json.h"
+#include "perfcard/features.h"
 #include "perfcard/predict.h"
+#include "perfcard/predictor_registry.h"
 #include "perfcard/report.h"
 #include "card_svg.h"
 #include "predict_table.h"
@@ -60,18 +63,24 @@ class MappedFile {
 
 int usage(std::ostream& os, int code) {
   os << "usage: perfcard analyze MODEL.onnx [--dim NAME=VALUE ...] [--per-node] [--json]\n"
-        "       perfcard predict MODEL.onnx [--device ID[,ID...]|all|cpus] [--batch N[,N...]]\n"
+        "       perfcard predict MODEL.onnx [--device ID[,ID...]|all|all-gpus|cpus] [--batch N[,N...]]\n"
         "                        [--precision fp32|tf32|fp16|bf16|fp8|int8] [--mode inference|training]\n"
         "                        [--dim NAME=VALUE ...] [--region CODE | --grid-g-per-kwh X] [--pue X]\n"
         "                        [--latency-target-ms X] [--runtime NAME] [--threads N] [--kernels] [--json]\n"
+        "                        [--predictor auto|roofline|trees] [--features]\n"
         "       perfcard card MODEL.onnx [predict options] [--title TEXT] --out CARD.svg   (a static SVG card)\n"
         "       perfcard eval QUERIES.jsonl [--constants FILE]   (calibration: one prediction per line)\n"
+        "       perfcard features --schema [--json]   (the learned predictors' feature columns)\n"
         "       perfcard devices [--json]\n"
         "\n"
         "  --dim NAME=VALUE  bind a symbolic input dim (e.g. --dim batch=8 --dim sequence=128);\n"
         "                    unbound dims default to 1 with a warning\n"
         "  --threads N       CPUs: onnxruntime intra-op threads (default 0 = every core of the catalog entry)\n"
         "  --per-node        list every node with its shapes and costs\n"
+        "  --predictor NAME  auto (default: per device family, the learned predictor where it beats the roofline\n"
+        "                    on held-out rows), roofline, trees\n"
+        "  --features        add each row's feature vector (the learned predictors' input) to the JSON\n"
+        "  --weights DIR     read learned predictor files from DIR (checked against DIR/manifest.json)\n"
         "  --json            print the JSON document (schemas: docs/analyze-json.md, docs/predict-json.md)\n"
         "  --devices FILE / --carbon FILE / --constants FILE  use these data files instead of the embedded ones\n";
   return code;
@@ -95,8 +104,36 @@ std::string data_file(const std::string& override_path, const char* name) {
   return std::string(e);
 }
 
+// Bytes of a weights file, from --weights DIR or embedded; empty when the build has none.
+std::string weights_bytes(const std::string& dir, const char* name) {
+  if (!dir.empty()) return read_text(dir + "/" + name);
+  return std::string(perfcard::embedded_file(name));
+}
+
+// The roofline, and the learned predictors whose files are present and valid. A learned file that fails
+// its checks is reported and left out; asking for it by name then says it is not loaded.
+perfcard::PredictorSet load_predictors(const perfcard::RooflineConstants& constants, const std::string& weights_dir,
+                                       bool quiet = false) {
+  perfcard::PredictorSet set;
+  set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
+  const std::string manifest = weights_bytes(weights_dir, "manifest.json");
+  for (const char* name : {"trees.pcwt"}) {
+    const std::string bytes = weights_bytes(weights_dir, name);
+    if (bytes.empty()) continue;
+    try {
+      // A copy: the file's tensors are read in place and need the alignment a heap buffer has.
+      const std::vector<std::uint8_t> buf(bytes.begin(), bytes.end());
+      perfcard::verify_weights(manifest, name, buf);
+      set.learned.push_back(perfcard::make_learned_predictor(perfcard::read_weights(buf), set.roofline));
+    } catch (const perfcard::Error& e) {
+      if (!quiet) std::cerr << "perfcard: warning: " << name << " not used: " << e.what() << "\n";
+    }
+  }
+  return set;
+}
+
 int run_predict(const std::vector<std::string>& args, bool card = false) {
-  std::string path, devices_file, carbon_file, constants_file, out_file, title;
+  std::string path, devices_file, carbon_file, constants_file, weights_dir, out_file, title;
   std::vector<std::string> dims;
   bool json = false;
   // Flags become the options object of the JS API, parsed by the core (perfcard/options.h): the same
@@ -110,12 +147,15 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
       {"--device", "devices"},  {"--devices-list", "devices"}, {"--batch", "batch"},
       {"--precision", "precision"}, {"--mode", "mode"},       {"--region", "region"},
       {"--grid-g-per-kwh", "gridGPerKwh"}, {"--pue", "pue"},  {"--latency-target-ms", "latencyTargetMs"},
-      {"--runtime", "runtime"}, {"--cpu-runtime", "cpuRuntime"}, {"--threads", "threads"}};
+      {"--runtime", "runtime"}, {"--cpu-runtime", "cpuRuntime"}, {"--threads", "threads"},
+      {"--predictor", "predictor"}};
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") json = true;
     else if (a == "--kernels") o["kernels"] = true;
+    else if (a == "--features") o["features"] = true;
     else if (keys.count(a)) o[keys.at(a)] = value(i);
+    else if (a == "--weights") weights_dir = value(i);
     else if (a == "--dim") dims.push_back(value(i));
     else if (a == "--devices") devices_file = value(i);
     else if (a == "--carbon") carbon_file = value(i);
@@ -133,10 +173,10 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
   auto catalog = perfcard::DeviceCatalog::parse(data_file(devices_file, "devices.json"));
   auto carbon = perfcard::CarbonTable::parse(data_file(carbon_file, "carbon_regions.json"));
   auto constants = perfcard::RooflineConstants::parse(data_file(constants_file, "roofline.json"));
-  perfcard::RooflinePredictor predictor(constants);
+  auto predictor = perfcard::select_predictor(opt.predictor, load_predictors(constants, weights_dir));
   MappedFile file(path);
   perfcard::Model model = perfcard::load_model(file.bytes());
-  perfcard::PredictResult r = perfcard::predict(model, catalog, predictor, constants, carbon, opt);
+  perfcard::PredictResult r = perfcard::predict(model, catalog, *predictor, constants, carbon, opt);
   nlohmann::json doc = perfcard::predict_to_json(r);
   if (card) {
     std::string sub = std::string(opt.mode == perfcard::Mode::Training ? "training" : "inference") + " \xC2\xB7 " +
@@ -157,22 +197,27 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
   return 0;
 }
 
-// Calibration and evaluation ask for thousands of predictions; one process answers them all, so the
-// fitting scripts drive the very code the CLI and the web page run, never a re-implementation.
+// Calibration, evaluation and the training tables ask for thousands of predictions; one process answers
+// them all, so the scripts drive the very code the CLI and the web page run, never a re-implementation.
+// A query: {"model", "dims", "device", "precision", "runtime", "threads", "compute_scale",
+// "bandwidth_scale", "samples" (default dims.batch or 1), "predictor" (default roofline), "features"}.
 int run_eval(const std::vector<std::string>& args) {
-  std::string queries, constants_file, devices_file;
+  std::string queries, constants_file, devices_file, weights_dir;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--constants" && i + 1 < args.size()) constants_file = args[++i];
     else if (args[i] == "--devices" && i + 1 < args.size()) devices_file = args[++i];
+    else if (args[i] == "--weights" && i + 1 < args.size()) weights_dir = args[++i];
     else if (queries.empty()) queries = args[i];
     else return usage(std::cerr, 2);
   }
   if (queries.empty()) return usage(std::cerr, 2);
   auto catalog = perfcard::DeviceCatalog::parse(data_file(devices_file, "devices.json"));
   auto constants = perfcard::RooflineConstants::parse(data_file(constants_file, "roofline.json"));
-  perfcard::RooflinePredictor predictor(constants);
+  const perfcard::PredictorSet set = load_predictors(constants, weights_dir);
+  std::map<std::string, std::shared_ptr<const perfcard::Predictor>> predictors;
   std::map<std::string, std::unique_ptr<perfcard::Model>> models;
   std::map<std::string, std::unique_ptr<perfcard::Analysis>> analyses;
+  std::map<std::string, std::unique_ptr<perfcard::Prepared>> prepared;
   std::ifstream in(queries);
   if (!in) throw perfcard::Error("cannot open '" + queries + "'");
   std::string line;
@@ -181,6 +226,9 @@ int run_eval(const std::vector<std::string>& args) {
     nlohmann::json out;
     try {
       auto q = nlohmann::json::parse(line);
+      const std::string pname = q.value("predictor", "roofline");
+      auto& predictor = predictors[pname];
+      if (!predictor) predictor = perfcard::select_predictor(pname, set);
       std::string mpath = q.at("model").get<std::string>();
       auto& m = models[mpath];
       if (!m) {
@@ -196,18 +244,55 @@ int run_eval(const std::vector<std::string>& args) {
         a = std::make_unique<perfcard::Analysis>(perfcard::analyze(*m, ao));
       }
       const perfcard::Device& d = catalog.get(q.at("device").get<std::string>());
-      perfcard::PredictorInput pin{*m, *a, d, perfcard::parse_precision(q.value("precision", "fp32")),
-                                   q.value("runtime", d.is_gpu() ? "pytorch-eager" : "onnxruntime"),
-                                   q.value("compute_scale", 1.0), q.value("bandwidth_scale", 1.0), false, nullptr,
-                                   q.value("threads", 0)};
-      auto r = predictor.predict(pin);
+      const std::string runtime = q.value("runtime", d.is_gpu() ? "pytorch-eager" : "onnxruntime");
+      const perfcard::Precision precision = perfcard::parse_precision(q.value("precision", "fp32"));
+      const std::int64_t samples = q.value("samples", qdims.value("batch", std::int64_t{1}));
+      const std::string pkey = pname + "|" + key + "|" + runtime + "|" + std::string(perfcard::precision_name(precision)) +
+                               "|" + std::to_string(samples);
+      auto& prep = prepared[pkey];
+      if (!prep) prep = predictor->prepare(perfcard::PredictorSubject{m.get(), a.get(), runtime, precision, samples});
+      perfcard::DeviceQuery dq{&d, q.value("compute_scale", 1.0), q.value("bandwidth_scale", 1.0), q.value("threads", 0), false};
+      auto r = predictor->predict(*prep, dq);
       out["latency_ms"] = r.latency_ms;
       out["busy_fraction"] = r.busy_fraction;
       out["intensity"] = r.intensity;
+      out["predictor"] = r.predictor;
+      out["baseline_ms"] = r.baseline_ms;
+      out["out_of_distribution"] = r.out_of_distribution;
+      std::string family;
+      constants.family_of(d, &family);
+      out["family"] = family;
+      if (q.value("features", false)) {
+        std::vector<float> f = perfcard::feature_row(*prep, dq, *set.roofline);
+        nlohmann::json row = nlohmann::json::array();
+        for (float v : f) row.push_back(std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v));
+        out["features"] = std::move(row);
+      }
     } catch (const std::exception& e) {
       out["error"] = e.what();
     }
     std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  }
+  return 0;
+}
+
+// The feature columns the learned predictors read, with the schema hash their files must carry.
+int run_features(const std::vector<std::string>& args) {
+  bool json = false, schema = false;
+  for (const auto& a : args) {
+    if (a == "--json") json = true;
+    else if (a == "--schema") schema = true;
+    else { std::cerr << "perfcard: features takes --schema [--json]; a model's rows come from predict --features\n"; return 2; }
+  }
+  if (!schema) { std::cerr << "perfcard: features takes --schema [--json]; a model's rows come from predict --features\n"; return 2; }
+  if (json) {
+    nlohmann::json cols = nlohmann::json::array();
+    for (const auto& f : perfcard::feature_schema()) cols.push_back({{"name", f.name}, {"meaning", f.meaning}});
+    std::cout << nlohmann::json{{"version", perfcard::kFeatureSchemaVersion}, {"hash", perfcard::feature_schema_hash()},
+                                {"features", cols}}.dump(2) << "\n";
+  } else {
+    std::cout << "feature schema " << perfcard::kFeatureSchemaVersion << " (" << perfcard::feature_schema_hash() << ")\n";
+    for (const auto& f : perfcard::feature_schema()) std::cout << "  " << f.name << "  " << f.meaning << "\n";
   }
   return 0;
 }
@@ -264,6 +349,7 @@ int main(int argc, char** argv) {
     if (cmd == "predict") return run_predict(args);
     if (cmd == "card") return run_predict(args, /*card=*/true);
     if (cmd == "eval") return run_eval(args);
+    if (cmd == "features") return run_features(args);
     if (cmd == "devices") return run_devices(args);
     std::cerr << "perfcard: unknown command '" << cmd << "'\n";
     return usage(std::cerr, 2);

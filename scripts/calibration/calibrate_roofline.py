@@ -34,7 +34,7 @@ PUBLIC = paths.SHARED_DATA
 OUT = paths.ROOFLINE_JSON
 
 # Device family per catalog arch prefix (weights/devices.json "arch"); CPUs share one family.
-ARCH_FAMILY = {"Volta": "volta", "Turing": "turing", "Ampere": "ampere", "Ada": "ada", "Hopper": "hopper",
+ARCH_FAMILY = {"Pascal": "pascal", "Volta": "volta", "Turing": "turing", "Ampere": "ampere", "Ada": "ada", "Hopper": "hopper",
                "Blackwell": "blackwell", "cpu": "cpu"}
 
 # stas00 MAMF rows (bf16, max achievable / theoretical) per family.
@@ -259,6 +259,10 @@ def main():
                    "kernel harnesses' per-op cost until scripts/calibration/calibrate_models.py fits them on whole models",
         "cpu": "not fitted: CPU constants are starting values until our CPU measurements exist",
     }
+    # Pascal GPUs (in the catalog for HELP's and timm's measurements) have no rows in these sources.
+    families["pascal"] = dict(families["volta"])
+    prov["pascal"] = ("borrowed: volta's constants (no Pascal measurements in the fitted sources); Pascal has no "
+                      "tensor cores, so its tensor efficiencies are never used")
     doc = constants_doc(families, runtimes, json.dumps(prov, sort_keys=True))
     with open(OUT, "w") as f:
         json.dump(doc, f, indent=1, sort_keys=True)

@@ -6,6 +6,10 @@ so that the C++ reader is tested on files the Python writer made (same layout, s
   example_v1_1.pcwt       a 1.1 file with a metadata value type and a dtype 1.0 does not know (readable)
   example_v2.pcwt         major version 2 (rejected)
   example_truncated.pcwt  example_v1.pcwt cut short (rejected)
+  trees_small_f16.pcwt    two hand-written trees over 3 features (margins known by hand; f16 leaves)
+  trees_small_i8.pcwt     the same trees with i8 leaves and a per-tree scale
+  trees_backward.pcwt     a split whose child points back at its parent (rejected: it would loop)
+  trees_bad_feature.pcwt  a split reading feature 7 of 3 (rejected)
 
 The output is deterministic; rerun after changing pcwt.py and commit the result.
 """
@@ -82,6 +86,28 @@ def tensors():
     }
 
 
+def small_trees(leaf_format="f16", left_of_root=1, feature_of_root=0):
+    """Tree 0: x0 < 1.5 ? (x1 < 0 ? 0.25 : -0.5) : 1.0, NaN in x0 goes right, in x1 left.
+    Tree 1: x2 < 10 ? 0.125 : 0.75, NaN goes left. base_score 0.5."""
+    feature = np.array([feature_of_root, 1, -1, -1, -1, 2, -1, -1], np.int32)
+    threshold = np.array([1.5, 0.0, 0, 0, 0, 10.0, 0, 0], np.float32)
+    left = np.array([left_of_root, 2, -1, -1, -1, 6, -1, -1], np.int32)
+    right = np.array([4, 3, -1, -1, -1, 7, -1, -1], np.int32)
+    default_left = np.array([0, 1, 0, 0, 0, 1, 0, 0], np.uint8)
+    leaf = np.array([0, 0, 0.25, -0.5, 1.0, 0, 0.125, 0.75], np.float32)
+    meta = dict(METADATA, predictor="trees-fixture", **{"trees.base_score": 0.5})
+    t = {"tree.first": np.array([0, 5], np.int32), "node.feature": feature, "node.threshold": threshold,
+         "node.left": left, "node.right": right, "node.default_left": default_left}
+    if leaf_format == "f16":
+        t["node.leaf"] = leaf.astype(np.float16)
+    else:
+        scale = np.array([1.0 / 127, 0.75 / 127], np.float32)
+        bounds = [(0, 5), (5, 8)]
+        t["node.leaf"] = np.concatenate([np.rint(leaf[a:b] / scale[i]) for i, (a, b) in enumerate(bounds)]).astype(np.int8)
+        t["tree.leaf_scale"] = scale
+    return pcwt.write_bytes({k: v for k, v in meta.items() if not k.startswith("example.")}, t)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     v1 = pcwt.write_bytes(METADATA, tensors(), alignment=64)
@@ -93,6 +119,10 @@ def main():
         "example_v1_1.pcwt": pcwt.write_bytes(newer, t11, alignment=32, minor=1),
         "example_v2.pcwt": pcwt.write_bytes(METADATA, {"x": source_values()}, major=2, minor=3),
         "example_truncated.pcwt": v1[:1000],
+        "trees_small_f16.pcwt": small_trees("f16"),
+        "trees_small_i8.pcwt": small_trees("i8"),
+        "trees_backward.pcwt": small_trees("f16", left_of_root=0),
+        "trees_bad_feature.pcwt": small_trees("f16", feature_of_root=7),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

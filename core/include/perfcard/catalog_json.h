@@ -9,7 +9,7 @@
 
 #include "perfcard/carbon.h"
 #include "perfcard/device.h"
-#include "perfcard/predictor.h"
+#include "perfcard/roofline_predictor.h"
 #include "perfcard/roofline.h"
 
 namespace perfcard {

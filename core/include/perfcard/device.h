@@ -47,6 +47,9 @@ struct Device {
   // CPUs
   Sourced cores, threads, clock_ghz, peak_fp32_gflops;
   std::optional<MigTable> mig;
+  // Listed when no device is named ("all"); the others (GPUs that public measurements used, kept for
+  // training and comparison) are predicted when named or with "all-gpus".
+  bool default_view = true;
 
   bool is_gpu() const { return kind == "gpu"; }
   bool supports(Precision p) const { return peak_tflops.count(p) != 0; }

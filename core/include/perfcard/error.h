@@ -52,6 +52,7 @@ class Error : public std::runtime_error {
 // The errors of options and of data files, which carry no location.
 inline Error option_error(const std::string& message) { return Error(message, {}, ErrorCode::BadOption); }
 inline Error data_error(const std::string& message) { return Error(message, {}, ErrorCode::BadData); }
+inline Error internal_error(const std::string& message) { return Error(message, {}, ErrorCode::Internal); }
 
 // Escapes what would cut or garble a message: control characters and bytes that are not UTF-8 -> \xNN.
 std::string escape_text(std::string_view text);

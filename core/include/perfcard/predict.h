@@ -12,6 +12,7 @@
 #include "perfcard/device.h"
 #include "perfcard/memory_model.h"
 #include "perfcard/predictor.h"
+#include "perfcard/roofline.h"
 
 namespace perfcard {
 
@@ -19,7 +20,8 @@ namespace perfcard {
 inline constexpr std::size_t kMaxBatchSizes = 64;
 
 struct PredictOptions {
-  std::vector<std::string> devices;          // ids; empty or {"all"}: every GPU; "cpus": every CPU
+  std::vector<std::string> devices;          // ids; empty or {"all"}: the default-view GPUs; "all-gpus";
+                                             // "cpus": every CPU; "every"
   std::vector<std::int64_t> batches = {1};
   std::optional<Precision> precision;        // default fp16 on GPUs, fp32 on CPUs
   Mode mode = Mode::Inference;
@@ -33,6 +35,8 @@ struct PredictOptions {
   int cpu_threads = 0;                       // onnxruntime intra-op threads on CPUs; 0 = every core
   double mig_headroom = 0.1;                 // a profile fits when peak memory <= (1 - headroom) x its memory
   bool keep_kernels = false;                 // per-kernel times (for breakdown charts)
+  std::string predictor = "auto";            // which predictor the caller builds (predictor_registry.h)
+  bool keep_features = false;                // each row's feature vector (features.h)
 };
 
 struct MigOption {
@@ -58,13 +62,19 @@ struct DevicePrediction {
   std::vector<MigOption> mig;
   std::optional<std::size_t> mig_recommended;  // index into mig
   double uncertainty = 0;
-  std::string predictor, predictor_version;
+  double busy_ms = 0;                        // device busy time within latency_ms
+  double baseline_ms = 0;                    // the roofline's latency that a learned predictor corrected
+  bool out_of_distribution = false;          // the warnings say why
+  std::string predictor, predictor_version;  // the predictor that made this row
   std::vector<KernelTime> kernels;
+  std::vector<float> features;               // with keep_features: feature_schema() order, NaN = unknown
   std::vector<std::string> warnings;
 };
 
 struct PredictResult {
   std::string batch_symbol;                  // the dim that --batch binds ("" when the model has none)
+  std::string predictor_requested;           // --predictor as given ("auto" picks per device family)
+  std::string memory_protocol;               // what the memory figures are for: "inference" or "training"
   std::string region_code;
   double grid_g_per_kwh = 0, pue = 1;
   std::vector<DevicePrediction> rows;        // devices x batches
@@ -74,7 +84,7 @@ struct PredictResult {
 PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Predictor& predictor,
                       const RooflineConstants& constants, const CarbonTable& carbon, const PredictOptions& options);
 
-inline constexpr int kPredictSchemaVersion = 1;
+inline constexpr int kPredictSchemaVersion = 2;
 nlohmann::json predict_to_json(const PredictResult& r);
 
 }  // namespace perfcard

@@ -1,40 +1,71 @@
-// The interface every latency predictor implements: features in (the analysis of a model bound to one
-// batch), one device's prediction with its uncertainty out. The roofline model is the first; learned
-// predictors (GNN, sequence transformer, trees) slot in behind the same interface.
+// The interface every latency predictor implements. Work that does not depend on the device (forming
+// kernels, embedding a graph, the model's features) is done once by prepare() for a (model, analysis,
+// runtime, precision); predict() then answers one device (or MIG slice) cheaply from the prepared state.
+// The roofline is one implementation; the learned predictors (trees, later a GNN and a sequence
+// transformer) are others, built from their weights files by name (predictor_registry.h).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "perfcard/analysis.h"
 #include "perfcard/device.h"
-#include "perfcard/roofline.h"
+#include "perfcard/op_registry.h"
 
 namespace perfcard {
 
-struct PredictorInput {
-  const Model& model;
-  const Analysis& analysis;    // bound to the batch being predicted
-  const Device& device;
-  Precision precision;
+// One kernel's share of a prediction (the breakdown charts): predictors that time kernels fill it.
+struct KernelTime {
+  std::string name;             // first node of the kernel
+  std::string op_type;
+  OpClass cls = OpClass::Other;
+  double flops = 0, bytes = 0;   // of one run
+  double repeat = 1;             // runs in a row (recurrent time steps, loop iterations)
+  double compute_ms = 0, memory_ms = 0;  // of one run
+  double time_ms = 0;            // of every run together
+  bool compute_bound = false;
+};
+
+// What prepare() was asked for; every prepared state carries it.
+struct PredictorSubject {
+  const Model* model = nullptr;
+  const Analysis* analysis = nullptr;  // bound to the batch being predicted
   std::string runtime;
-  double compute_scale = 1;    // MIG slice of compute
-  double bandwidth_scale = 1;  // MIG slice of bandwidth
+  Precision precision = Precision::FP16;
+  std::int64_t samples = 1;            // the batch the analysis is bound to (1 when the graph fixes it)
+};
+
+// A predictor's device-independent state for one subject. It refers to the model and the analysis,
+// which must outlive it.
+class Prepared {
+ public:
+  explicit Prepared(PredictorSubject s) : subject(std::move(s)) {}
+  virtual ~Prepared() = default;
+  PredictorSubject subject;
+};
+
+struct DeviceQuery {
+  const Device* device = nullptr;
+  double compute_scale = 1;     // MIG slice of compute
+  double bandwidth_scale = 1;   // MIG slice of bandwidth
+  int threads = 0;              // CPUs: runtime worker threads, 0 = every core
   bool keep_kernels = false;
-  // Optional: the kernels already formed for this analysis, runtime and precision (predict() forms them
-  // once per batch and shares them across devices and MIG slices). A predictor may ignore it.
-  const KernelPlan* plan = nullptr;
-  int threads = 0;             // CPUs: runtime worker threads, 0 = every core (see RooflineOptions)
 };
 
 struct PredictorOutput {
   double latency_ms = 0;
-  double uncertainty = 0;      // relative (0.2 = +-20%), from the predictor's measured held-out error
-  double busy_fraction = 0;    // device busy time / latency
-  double intensity = 0;        // how hard the busy device is pushed, 0..1
+  double uncertainty = 0;       // relative (0.2 = +-20%), from the predictor's measured held-out error
+  double busy_fraction = 0;     // device busy time / latency (feeds the power model)
+  double intensity = 0;         // how hard the busy device is pushed, 0..1
+  double busy_ms = 0;           // device busy time
+  double baseline_ms = 0;       // a learned predictor's physics baseline (the roofline) before correction
+  bool out_of_distribution = false;
+  std::string predictor, version;  // who made this row (a selecting predictor names the one it chose)
   std::vector<KernelTime> kernels;
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings;  // out-of-distribution reasons included, in words
 };
 
 class Predictor {
@@ -42,19 +73,9 @@ class Predictor {
   virtual ~Predictor() = default;
   virtual std::string name() const = 0;
   virtual std::string version() const = 0;
-  virtual PredictorOutput predict(const PredictorInput& in) const = 0;
-};
-
-class RooflinePredictor final : public Predictor {
- public:
-  explicit RooflinePredictor(RooflineConstants c) : c_(std::move(c)) {}
-  std::string name() const override { return "roofline"; }
-  std::string version() const override { return c_.version; }
-  PredictorOutput predict(const PredictorInput& in) const override;
-  const RooflineConstants& constants() const { return c_; }
-
- private:
-  RooflineConstants c_;
+  virtual std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const = 0;
+  // `prepared` must come from this predictor's prepare(); another's is refused (Error, internal).
+  virtual PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const = 0;
 };
 
 }  // namespace perfcard

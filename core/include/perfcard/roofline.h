@@ -11,6 +11,8 @@
 
 #include "perfcard/analysis.h"
 #include "perfcard/device.h"
+#include "perfcard/power_model.h"
+#include "perfcard/predictor.h"
 
 namespace perfcard {
 
@@ -51,11 +53,6 @@ struct RuntimeConstants {
   std::string source;           // where the memory figures come from
 };
 
-struct PowerConstants {
-  double gamma = 1;             // power = idle + (tdp - idle) * busy * intensity^gamma
-  double floor = 0;             // intensity never reads below this while a kernel runs
-};
-
 struct AccuracyNote {           // held-out accuracy of this predictor, from scripts/calibration/evaluate_roofline.py
   double mape = 0;
   std::size_t rows = 0;
@@ -76,22 +73,13 @@ struct RooflineConstants {
   const RuntimeConstants& runtime(std::string_view name) const;
 };
 
-struct KernelTime {
-  std::string name;             // first node of the kernel
-  std::string op_type;
-  OpClass cls = OpClass::Other;
-  double flops = 0, bytes = 0;   // of one run
-  double repeat = 1;             // runs in a row (recurrent time steps, loop iterations)
-  double compute_ms = 0, memory_ms = 0;  // of one run
-  double time_ms = 0;            // of every run together
-  bool compute_bound = false;
-};
-
 struct RooflineResult {
   double latency_ms = 0;        // one batch, end to end on the device
   double gpu_busy_ms = 0;       // sum of kernel times
   double dispatch_ms = 0;       // sum of host dispatch
   double intensity = 0;         // time-weighted fraction of the binding roofline achieved
+  double compute_bound_ms = 0;  // of gpu_busy_ms: kernels whose compute time binds
+  double launch_bound_ms = 0;   // of gpu_busy_ms: kernels at the launch floor (the rest bind on memory)
   std::vector<KernelTime> kernels;
   std::vector<std::string> warnings;
 };

@@ -1,0 +1,38 @@
+// Predictors by name. The roofline is built from its constants; a learned predictor from its weights file,
+// chosen by the file's `predictor` key (as ggml's registry builds a backend by name), after the file's
+// bytes are checked against weights/manifest.json. "auto" picks, per device family, a learned predictor
+// whose file records that it beats the roofline on that family's held-out rows, else the roofline.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfcard/roofline_predictor.h"
+#include "perfcard/weights_file.h"
+
+namespace perfcard {
+
+// Every name --predictor accepts, in the order the docs list them.
+std::span<const std::string_view> predictor_names();
+
+// Throws Error(bad_data) naming `path` when the manifest has no entry for it, or its size or sha256
+// differ (a tampered or stale file).
+void verify_weights(std::string_view manifest_json, std::string_view path, std::span<const std::uint8_t> bytes);
+
+// The predictor a file holds, by its `predictor` key; Error(bad_data) for a name this build cannot run.
+std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
+                                                        std::shared_ptr<const RooflinePredictor> roofline);
+
+struct PredictorSet {
+  std::shared_ptr<const RooflinePredictor> roofline;
+  std::vector<std::shared_ptr<const Predictor>> learned;  // those whose files loaded
+};
+
+// "roofline", a learned name, or "auto"; Error(bad_option) for an unknown name, or a known one whose
+// weights this build or page has not loaded (the message says which).
+std::shared_ptr<const Predictor> select_predictor(std::string_view name, const PredictorSet& set);
+
+}  // namespace perfcard

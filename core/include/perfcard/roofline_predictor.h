@@ -1,0 +1,37 @@
+// The roofline behind the Predictor interface. prepare() forms the runtime's kernels once (they do not
+// depend on the device); predict() times them on one device or MIG slice. Learned predictors correct this
+// one, so they reuse its prepared plan and its timing (time()).
+#pragma once
+
+#include "perfcard/predictor.h"
+#include "perfcard/roofline.h"
+
+namespace perfcard {
+
+class RooflinePrepared : public Prepared {
+ public:
+  RooflinePrepared(PredictorSubject s, KernelPlan p) : Prepared(std::move(s)), plan(std::move(p)) {}
+  KernelPlan plan;
+};
+
+class RooflinePredictor final : public Predictor {
+ public:
+  explicit RooflinePredictor(RooflineConstants c) : c_(std::move(c)) {}
+  std::string name() const override { return "roofline"; }
+  std::string version() const override { return c_.version; }
+  std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const override;
+  PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
+
+  RooflineResult time(const RooflinePrepared& prepared, const DeviceQuery& query) const;
+  // The family's held-out relative error; 0 and a warning when none is recorded.
+  double uncertainty(const Device& device, std::vector<std::string>* warnings) const;
+  const RooflineConstants& constants() const { return c_; }
+
+ private:
+  RooflineConstants c_;
+};
+
+// The prepared state as a roofline plan, or Error(internal) when another predictor made it.
+const RooflinePrepared& as_roofline_prepared(const Prepared& p);
+
+}  // namespace perfcard

@@ -1,0 +1,58 @@
+// The gradient-boosted trees predictor: a learned correction of the roofline. The trees read the whole-
+// model feature row (features.h) and predict log(measured / roofline latency); the prediction is the
+// roofline's time times exp(that), so the roofline carries devices and sizes nobody trained on and the
+// trees carry what physics misses (per-op dispatch, library kernel choice, kernels eager runs that the
+// export folded away).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "perfcard/features.h"
+#include "perfcard/roofline_predictor.h"
+#include "perfcard/trees.h"
+#include "perfcard/weights_file.h"
+
+namespace perfcard {
+
+class TreesPrepared : public RooflinePrepared {
+ public:
+  TreesPrepared(PredictorSubject s, KernelPlan p)
+      : RooflinePrepared(std::move(s), std::move(p)), features(subject, plan) {}
+  FeatureBuilder features;
+};
+
+// Held-out accuracy of a learned predictor for one device family, as its file records it.
+struct FamilyAccuracy {
+  double mape = 0;
+  std::int64_t rows = 0;
+  bool beats_roofline = false;  // on the same held-out rows: where it is the default predictor
+};
+
+class TreesPredictor final : public Predictor {
+ public:
+  // Checks the file's predictor name, version and feature schema hash against this build.
+  TreesPredictor(const WeightsFile& file, std::shared_ptr<const RooflinePredictor> roofline);
+  std::string name() const override { return "trees"; }
+  std::string version() const override { return version_; }
+  std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const override;
+  PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
+
+  const std::map<std::string, FamilyAccuracy>& accuracy() const { return accuracy_; }
+  const TreeEnsemble& ensemble() const { return trees_; }
+  const std::string& provenance() const { return provenance_; }
+
+ private:
+  std::shared_ptr<const RooflinePredictor> roofline_;
+  TreeEnsemble trees_;
+  std::string version_, provenance_;
+  double clamp_lo_ = -3, clamp_hi_ = 3;  // the training labels' range: the correction stays inside it
+  std::vector<float> train_min_, train_max_;
+  std::vector<bool> used_;
+  std::vector<std::string> trained_families_;
+  std::map<std::string, FamilyAccuracy> accuracy_;
+};
+
+}  // namespace perfcard

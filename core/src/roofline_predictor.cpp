@@ -1,0 +1,55 @@
+#include "perfcard/roofline_predictor.h"
+
+#include "perfcard/error.h"
+
+namespace perfcard {
+
+const RooflinePrepared& as_roofline_prepared(const Prepared& p) {
+  const auto* r = dynamic_cast<const RooflinePrepared*>(&p);
+  if (!r) throw internal_error("a prediction was asked with state prepared by another predictor");
+  return *r;
+}
+
+std::unique_ptr<Prepared> RooflinePredictor::prepare(const PredictorSubject& s) const {
+  if (!s.model || !s.analysis) throw internal_error("prepare() needs a model and its analysis");
+  return std::make_unique<RooflinePrepared>(s, plan_kernels(*s.model, *s.analysis, c_, s.runtime, s.precision));
+}
+
+RooflineResult RooflinePredictor::time(const RooflinePrepared& p, const DeviceQuery& q) const {
+  if (!q.device) throw internal_error("a prediction was asked without a device");
+  RooflineOptions o;
+  o.precision = p.subject.precision;
+  o.runtime = p.subject.runtime;
+  o.compute_scale = q.compute_scale;
+  o.bandwidth_scale = q.bandwidth_scale;
+  o.keep_kernels = q.keep_kernels;
+  o.threads = q.threads;
+  return roofline_latency(p.plan, *q.device, c_, o);
+}
+
+double RooflinePredictor::uncertainty(const Device& device, std::vector<std::string>* warnings) const {
+  std::string family;
+  c_.family_of(device, &family);
+  auto it = c_.accuracy.find(family);
+  if (it != c_.accuracy.end() && it->second.rows > 0) return it->second.mape;
+  if (warnings) warnings->push_back("no held-out accuracy is recorded for device family '" + family + "'");
+  return 0;
+}
+
+PredictorOutput RooflinePredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
+  RooflineResult r = time(as_roofline_prepared(prepared), q);
+  PredictorOutput out;
+  out.latency_ms = r.latency_ms;
+  out.busy_ms = r.gpu_busy_ms;
+  out.busy_fraction = r.latency_ms > 0 ? r.gpu_busy_ms / r.latency_ms : 0;
+  out.intensity = r.intensity;
+  out.baseline_ms = r.latency_ms;
+  out.predictor = name();
+  out.version = version();
+  out.kernels = std::move(r.kernels);
+  out.warnings = std::move(r.warnings);
+  out.uncertainty = uncertainty(*q.device, &out.warnings);
+  return out;
+}
+
+}  // namespace perfcard

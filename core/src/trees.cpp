@@ -1,0 +1,122 @@
+#include "perfcard/trees.h"
+
+#include <cmath>
+
+#include "perfcard/error.h"
+#include "perfcard/quant.h"
+
+namespace perfcard {
+namespace {
+
+std::string at_node(std::size_t tree, std::size_t node) {
+  return "tree " + std::to_string(tree) + ", node " + std::to_string(node);
+}
+
+}  // namespace
+
+TreeEnsemble TreeEnsemble::load(const WeightsFile& w, std::size_t features) {
+  TreeEnsemble e;
+  e.features_ = features;
+  e.base_score_ = w.get_float("trees.base_score");
+  if (!std::isfinite(e.base_score_)) throw data_error("trees.base_score is not a finite number");
+  const auto first = w.tensor("tree.first", WDType::I32, {-1}).i32();
+  const std::int64_t n = std::int64_t(w.tensor("node.feature", WDType::I32, {-1}).elements());
+  const auto feature = w.tensor("node.feature", WDType::I32, {n}).i32();
+  const auto threshold = w.tensor("node.threshold", WDType::F32, {n}).f32();
+  const auto left = w.tensor("node.left", WDType::I32, {n}).i32();
+  const auto right = w.tensor("node.right", WDType::I32, {n}).i32();
+  const auto default_left = w.tensor("node.default_left", WDType::U8, {n}).u8();
+  const TensorInfo& leaf = w.tensor("node.leaf");
+  if (leaf.dims.size() != 1 || leaf.dims[0] != std::uint64_t(n))
+    throw data_error("tensor 'node.leaf' has shape " + leaf.shape_string() + ", expected [" + std::to_string(n) + "]");
+  if (first.empty()) throw data_error("the trees file holds no trees");
+
+  e.first_.assign(first.begin(), first.end());
+  e.feature_.assign(feature.begin(), feature.end());
+  e.threshold_.assign(threshold.begin(), threshold.end());
+  e.left_.assign(left.begin(), left.end());
+  e.right_.assign(right.begin(), right.end());
+  e.default_left_.assign(default_left.begin(), default_left.end());
+  e.leaf_.resize(std::size_t(n));
+  std::vector<double> tree_bound(first.size(), 0);
+  // Tree t owns nodes [first[t], first[t + 1]).
+  auto tree_end = [&](std::size_t t) { return t + 1 < first.size() ? std::int64_t(first[t + 1]) : n; };
+  if (leaf.dtype == WDType::F16) {
+    e.leaf_format_ = "f16";
+    const auto bits = leaf.f16_bits();
+    for (std::int64_t i = 0; i < n; ++i) e.leaf_[std::size_t(i)] = quant::fp16_to_fp32(bits[std::size_t(i)]);
+    for (std::size_t t = 0; t < first.size(); ++t) {
+      double m = 0;
+      for (std::int64_t i = first[t]; i >= 0 && i < tree_end(t) && i < n; ++i) m = std::max(m, double(std::fabs(e.leaf_[std::size_t(i)])));
+      // Round to nearest in binary16: at most half an ulp, 2^-11 of the value (2^-25 absolute below 2^-14).
+      tree_bound[t] = std::max(m * std::ldexp(1.0, -11), std::ldexp(1.0, -25));
+    }
+  } else if (leaf.dtype == WDType::I8) {
+    e.leaf_format_ = "i8";
+    const auto q = leaf.i8();
+    const auto scale = w.tensor("tree.leaf_scale", WDType::F32, {std::int64_t(first.size())}).f32();
+    for (std::size_t t = 0; t < first.size(); ++t) {
+      if (!std::isfinite(scale[t]) || scale[t] < 0) throw data_error("tree.leaf_scale of " + at_node(t, 0) + " is not a finite number >= 0");
+      for (std::int64_t i = first[t]; i >= 0 && i < tree_end(t) && i < n; ++i)
+        e.leaf_[std::size_t(i)] = float(q[std::size_t(i)]) * scale[t];
+      tree_bound[t] = 0.5 * double(scale[t]);
+    }
+  } else {
+    throw data_error("tensor 'node.leaf' is " + wdtype_name(leaf.dtype) + ", expected f16 or i8");
+  }
+  for (double b : tree_bound) e.rounding_bound_ += b;
+
+  // Structure: trees tile the node array in order, each non-empty; children lie after their parent and
+  // inside its tree; split features index the row; leaves are finite.
+  for (std::size_t t = 0; t < first.size(); ++t) {
+    const std::int64_t begin = first[t], end = tree_end(t);
+    if (begin < 0 || begin >= end || end > n || (t == 0 && begin != 0))
+      throw data_error("tree " + std::to_string(t) + " has an invalid node range [" + std::to_string(begin) + ", " +
+                       std::to_string(end) + ") of " + std::to_string(n) + " nodes");
+    for (std::int64_t i = begin; i < end; ++i) {
+      const std::size_t k = std::size_t(i);
+      const std::int32_t f = e.feature_[k];
+      if (f < 0) {
+        if (!std::isfinite(e.leaf_[k])) throw data_error("leaf " + at_node(t, std::size_t(i - begin)) + " is not finite");
+        continue;
+      }
+      if (std::size_t(f) >= features)
+        throw data_error("split " + at_node(t, std::size_t(i - begin)) + " reads feature " + std::to_string(f) + " of " +
+                         std::to_string(features));
+      if (std::isnan(e.threshold_[k])) throw data_error("split " + at_node(t, std::size_t(i - begin)) + " has a NaN threshold");
+      for (std::int32_t c : {e.left_[k], e.right_[k]})
+        if (c <= i || c >= end)
+          throw data_error("split " + at_node(t, std::size_t(i - begin)) + " has child " + std::to_string(c) +
+                           " outside (" + std::to_string(i) + ", " + std::to_string(end) + ")");
+      if (e.default_left_[k] > 1) throw data_error("node.default_left of " + at_node(t, std::size_t(i - begin)) + " is not 0 or 1");
+    }
+  }
+  return e;
+}
+
+double TreeEnsemble::margin(std::span<const float> x) const {
+  if (x.size() != features_)
+    throw internal_error("a feature row of " + std::to_string(x.size()) + " values for trees of " +
+                         std::to_string(features_));
+  // xgboost adds the leaves in fp32; so do we, then the base score.
+  float sum = 0;
+  for (std::int32_t root : first_) {
+    std::size_t k = std::size_t(root);
+    while (feature_[k] >= 0) {
+      const float v = x[std::size_t(feature_[k])];
+      const bool go_left = std::isnan(v) ? default_left_[k] != 0 : v < threshold_[k];
+      k = std::size_t(go_left ? left_[k] : right_[k]);
+    }
+    sum += leaf_[k];
+  }
+  return base_score_ + double(sum);
+}
+
+std::vector<bool> TreeEnsemble::used_features() const {
+  std::vector<bool> used(features_, false);
+  for (std::int32_t f : feature_)
+    if (f >= 0) used[std::size_t(f)] = true;
+  return used;
+}
+
+}  // namespace perfcard

@@ -1,0 +1,136 @@
+"""Labelled rows for the learned predictors: every measurement that matches a zoo graph and a catalog
+device, with the query that predicts it and the feature row the core computes for it.
+
+Sources (the same rows and splits the roofline's evaluation uses, scripts/roofline/):
+  timm       timm's eager inference benchmark (RTX 3090 / 4090; fp16, bf16, fp32)       whole_models.timm_rows
+  dle        NVIDIA DeepLearningExamples eager PyTorch ResNet-50 sweeps (T4, V100)       whole_models.dle_rows
+  cpu_ours   our onnxruntime-node measurements of the build VM (1-2 threads)            cpu_rows.ort_rows
+  help_gpu   HELP's NAS-Bench-201 latencies on five GPUs at batch 1, 32, 256 (PyTorch, fp32; a seeded
+             sample of cells)
+HELP's CPU rows are left out: PyTorch on CPU is a runtime PerfCard does not model (docs/accuracy.md).
+
+The features come from `perfcard eval` (queries with "features": true): the C++ core computes them, this
+module only joins them to labels. Split: by model family (30% of families held out, as the roofline's
+evaluation); a NAS-Bench-201 cell is its own family.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import os
+import random
+
+import numpy as np
+import pandas as pd
+
+from scripts import paths
+from scripts.roofline import cpu_rows, whole_models
+from scripts.roofline.perfcard_eval import run_queries
+from scripts.roofline.whole_models import family_split
+
+HELP_CSV = paths.shared("help_latency_long.csv.gz")
+NB201_MANIFEST = os.path.join(paths.ZOO_MANIFESTS, "nasbench201.jsonl")
+# HELP's GPU keys -> catalog ids (HELP's 'titanx' is the TITAN X Pascal of its NAS-Bench-201 paper).
+HELP_GPUS = {"1080ti": "gtx1080ti", "2080ti": "rtx2080ti", "titan_rtx": "titan-rtx", "titanx": "titanx-pascal",
+             "titanxp": "titanxp"}
+SOURCES = ("timm", "dle", "cpu_ours", "help_gpu")
+
+
+def schema() -> dict:
+    """The core's feature schema: {"version", "hash", "features": [{"name", "meaning"}]}."""
+    import subprocess
+    from scripts.roofline.perfcard_eval import cli
+    out = subprocess.run([cli(), "features", "--schema", "--json"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def _frame(source, family, model, dims, device, precision, runtime, threads, latency_ms, split=None, group=None):
+    df = pd.DataFrame({"model": model, "device_id": device, "precision": precision, "runtime": runtime,
+                       "threads": threads, "latency_ms": latency_ms, "family": family})
+    df["dims"] = [json.dumps(d, sort_keys=True) for d in dims]
+    df["source"] = source
+    df["split"] = split if split is not None else df.family.map(family_split)
+    df["group"] = group if group is not None else df.family
+    return df
+
+
+def timm_rows() -> pd.DataFrame:
+    d = whole_models.timm_rows()
+    qs = whole_models.queries(d)
+    return _frame("timm", d.family.values, [q["model"] for q in qs], [q["dims"] for q in qs], d.device_id.values,
+                  d.prec.values, "pytorch-eager", 0, d.latency_ms.values)
+
+
+def dle_rows() -> pd.DataFrame:
+    d = whole_models.dle_rows()
+    return _frame("dle", d.family.values, [os.path.join(paths.ZOO_OUT, f"{z}.onnx") for z in d.zoo],
+                  [{"batch": int(b)} for b in d.batch_size], d.device_id.values, d.prec.values, "pytorch-eager", 0,
+                  d.latency_ms.values)
+
+
+def cpu_ours_rows() -> pd.DataFrame:
+    d, _ = cpu_rows.ort_rows()
+    qs = cpu_rows.ort_queries(d)
+    return _frame("cpu_ours", d.family.values, [q["model"] for q in qs], [q["dims"] for q in qs], d.device_id.values,
+                  "fp32", "onnxruntime", [q["threads"] for q in qs], d.latency_ms.values)
+
+
+def help_gpu_rows(sample: int = 1000, seed: int = 0) -> pd.DataFrame:
+    files = {}
+    with open(NB201_MANIFEST) as f:
+        for line in f:
+            e = json.loads(line)
+            path = os.path.join(paths.ZOO_OUT, e["file"])
+            if os.path.exists(path):
+                files[int(e["config"]["arch_index"])] = path
+    if not files:
+        return pd.DataFrame()
+    cells = set(random.Random(seed).sample(sorted(files), min(sample, len(files))))
+    rows = []
+    with gzip.open(HELP_CSV, "rt", newline="") as f:
+        for r in csv.DictReader(f):
+            if r["search_space"] != "nasbench201":
+                continue
+            dev, _, b = r["device_batch"].rpartition("_")
+            i = int(r["arch_index"])
+            if dev in HELP_GPUS and b.isdigit() and i in cells:
+                rows.append((i, files[i], HELP_GPUS[dev], int(b), float(r["latency_ms"])))
+    cell, model, device, batch, lat = zip(*rows)
+    fam = [f"nasbench201:{i}" for i in cell]
+    return _frame("help_gpu", fam, list(model), [{"batch": b} for b in batch], list(device), "fp32", "pytorch-eager",
+                  0, list(lat))
+
+
+def load(sources=SOURCES, help_sample: int = 1000) -> tuple[pd.DataFrame, list[str]]:
+    """All rows with their roofline prediction and feature row; and the sources that had no rows (zoo
+    graphs not exported, or data missing), by name, for the caller to report."""
+    makers = {"timm": timm_rows, "dle": dle_rows, "cpu_ours": cpu_ours_rows,
+              "help_gpu": lambda: help_gpu_rows(help_sample)}
+    frames, missing = [], []
+    for s in sources:
+        try:
+            df = makers[s]()
+        except SystemExit as e:  # a zoo manifest is missing: say which, keep the others
+            print(f"{s}: no rows ({e})")
+            df = pd.DataFrame()
+        if len(df) == 0:
+            missing.append(s)
+            continue
+        df = df[df.model.map(os.path.exists)]
+        frames.append(df)
+    rows = pd.concat(frames, ignore_index=True)
+    rows = rows[rows.latency_ms > 0].reset_index(drop=True)
+    qs = [{"model": m, "dims": json.loads(d), "device": dev, "precision": p, "runtime": rt, "threads": int(t),
+           "features": True}
+          for m, d, dev, p, rt, t in zip(rows.model, rows.dims, rows.device_id, rows.precision, rows.runtime,
+                                         rows.threads)]
+    res = run_queries(qs)
+    rows["roofline_ms"] = [r["latency_ms"] for r in res]
+    rows["device_family"] = [r["family"] for r in res]
+    x = np.array([[np.nan if v is None else v for v in r["features"]] for r in res], dtype=np.float32)
+    return rows.assign(_x=list(x)), missing
+
+
+def feature_matrix(rows: pd.DataFrame) -> np.ndarray:
+    return np.stack(rows._x.values).astype(np.float32) if len(rows) else np.zeros((0, 0), np.float32)

@@ -1,0 +1,206 @@
+// The learned predictors' machinery: sha256 and the manifest check, the feature schema, tree ensembles
+// read from PCWT files (hand-made fixtures with margins known by hand, and the hostile ones), and parity
+// of the committed weights/trees.pcwt with xgboost's own predictions (tests/data/trees_parity.pcwt).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <set>
+#include <string>
+
+#include "model_builder.h"
+#include "perfcard/error.h"
+#include "perfcard/features.h"
+#include "perfcard/onnx_loader.h"
+#include "perfcard/predict.h"
+#include "perfcard/predictor_registry.h"
+#include "perfcard/sha256.h"
+#include "perfcard/trees.h"
+#include "perfcard/trees_predictor.h"
+#include "test_util.h"
+
+using perfcard::TreeEnsemble;
+
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+std::vector<std::uint8_t> fixture(const std::string& name) { return perfcard::test::read_file(perfcard::test::data_path("weights/" + name)); }
+
+std::string repo_file(const std::string& rel) { return perfcard::test::data_path("../../" + rel); }
+
+std::string text_of(const std::string& path) {
+  const auto b = perfcard::test::read_file(path);
+  return std::string(b.begin(), b.end());
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const perfcard::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("sha256 of the FIPS 180-4 examples, one and two blocks, and a million bytes") {
+  CHECK(perfcard::sha256_hex(std::string_view("")) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(perfcard::sha256_hex(std::string_view("abc")) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(perfcard::sha256_hex(std::string_view("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")) ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  CHECK(perfcard::sha256_hex(std::string(1000000, 'a')) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  // 55 and 56 bytes: the length fits in the last block, or needs another one.
+  CHECK(perfcard::sha256_hex(std::string(55, 'a')) == "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+  CHECK(perfcard::sha256_hex(std::string(56, 'a')) == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
+}
+
+TEST_CASE("a weights file is checked against the manifest: size, sha256, listed") {
+  const std::string bytes = "PCWT-ish";
+  const std::span<const std::uint8_t> b(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  const std::string good = perfcard::sha256_hex(bytes);
+  const std::string manifest = R"({"files": [{"path": "trees.pcwt", "size": 8, "sha256": ")" + good + R"("}]})";
+  CHECK_NOTHROW(perfcard::verify_weights(manifest, "trees.pcwt", b));
+  CHECK(error_of([&] { perfcard::verify_weights(manifest, "gnn.pcwt", b); }) ==
+        "weights file 'gnn.pcwt' is not listed in the weights manifest");
+  CHECK(error_of([&] { perfcard::verify_weights(manifest, "trees.pcwt", b.first(7)); }).find("is 7 bytes; the manifest lists 8") !=
+        std::string::npos);
+  std::string tampered = bytes;
+  tampered[0] = 'Q';
+  const std::span<const std::uint8_t> t(reinterpret_cast<const std::uint8_t*>(tampered.data()), tampered.size());
+  CHECK(error_of([&] { perfcard::verify_weights(manifest, "trees.pcwt", t); }).find("the file was changed") != std::string::npos);
+  CHECK(error_of([&] { perfcard::verify_weights("[1, 2]", "trees.pcwt", b); }).find("not a JSON object") != std::string::npos);
+}
+
+TEST_CASE("the feature schema: unique names, one hash, rows of its width with NaN for unknown figures") {
+  std::set<std::string> names;
+  for (const auto& f : perfcard::feature_schema()) {
+    CHECK(!f.meaning.empty());
+    CHECK(names.insert(std::string(f.name)).second);
+  }
+  const std::string& h = perfcard::feature_schema_hash();
+  CHECK(h.size() == 64);
+  CHECK(h == perfcard::feature_schema_hash());
+
+  perfcard::test::ModelBuilder mb;
+  mb.input("x", 1, {"batch", 256});
+  mb.initializer("w", 1, {256, 256});
+  mb.node("MatMul", {"x", "w"}, {"y"});
+  mb.node("Relu", {"y"}, {"z"});
+  mb.output("z");
+  const auto model = perfcard::load_model(mb.bytes());
+  perfcard::AnalyzeOptions ao;
+  ao.dims.values["batch"] = 8;
+  const auto analysis = perfcard::analyze(model, ao);
+  auto constants = perfcard::RooflineConstants::parse(text_of(repo_file("weights/roofline.json")));
+  auto catalog = perfcard::DeviceCatalog::parse(text_of(repo_file("weights/devices.json")));
+  perfcard::RooflinePredictor roofline(constants);
+  auto prepared = roofline.prepare({&model, &analysis, "pytorch-eager", perfcard::Precision::FP16, 8});
+  perfcard::DeviceQuery q{&catalog.get("a100-sxm4-80gb")};
+  const auto row = perfcard::feature_row(*prepared, q, roofline);
+  REQUIRE(row.size() == perfcard::feature_schema().size());
+  auto at = [&](std::string_view name) {
+    for (std::size_t i = 0; i < row.size(); ++i)
+      if (perfcard::feature_schema()[i].name == name) return row[i];
+    FAIL("no feature " << name);
+    return 0.f;
+  };
+  CHECK(at("log_flops") == Approx(std::log1p(analysis.totals.flops)));
+  CHECK(at("log_samples") == Approx(std::log1p(8.0)));
+  CHECK(at("mix_flops_matmul") > 0.9f);
+  CHECK(at("dev_is_gpu") == 1.f);
+  CHECK(at("rt_pytorch_eager") == 1.f);
+  CHECK(at("precision_bits") == 16.f);
+  CHECK(at("log_roofline_ms") == Approx(std::log1p(roofline.predict(*prepared, q).latency_ms)));
+  // No GEMM-like kernel: its GEMM shape features are unknown, not zero.
+  perfcard::test::ModelBuilder eb;
+  eb.input("x", 1, {4, 4});
+  eb.node("Relu", {"x"}, {"y"});
+  eb.output("y");
+  const auto em = perfcard::load_model(eb.bytes());
+  const auto ea = perfcard::analyze(em, {});
+  auto ep = roofline.prepare({&em, &ea, "pytorch-eager", perfcard::Precision::FP16, 1});
+  const auto erow = perfcard::feature_row(*ep, q, roofline);
+  for (std::size_t i = 0; i < erow.size(); ++i)
+    if (perfcard::feature_schema()[i].name == "gemm_log_min_dim") CHECK(std::isnan(erow[i]));
+}
+
+TEST_CASE("trees route rows by hand-known splits, NaN down the default branch; f16 and i8 leaves") {
+  for (const char* name : {"trees_small_f16.pcwt", "trees_small_i8.pcwt"}) {
+    INFO(name);
+    const auto bytes = fixture(name);
+    const TreeEnsemble e = TreeEnsemble::load(perfcard::read_weights(bytes), 3);
+    CHECK(e.trees() == 2);
+    CHECK(e.nodes() == 8);
+    // The i8 leaves carry at most half a step of each tree's scale; f16 at most half an ulp.
+    const double tol = e.leaf_rounding_bound();
+    CHECK(tol < 0.01);
+    auto m = [&](float a, float b, float c) { return e.margin(std::vector<float>{a, b, c}); };
+    CHECK(m(1.0f, -1.0f, 5.0f) == Approx(0.5 + 0.25 + 0.125).margin(tol));
+    CHECK(m(1.0f, 2.0f, 50.0f) == Approx(0.5 - 0.5 + 0.75).margin(tol));
+    CHECK(m(3.0f, 0.0f, 10.0f) == Approx(0.5 + 1.0 + 0.75).margin(tol));     // 10 < 10 is false: right
+    CHECK(m(kNaN, -1.0f, kNaN) == Approx(0.5 + 1.0 + 0.125).margin(tol));    // x0 NaN right, x2 NaN left
+    CHECK(m(0.0f, kNaN, 0.0f) == Approx(0.5 + 0.25 + 0.125).margin(tol));    // x1 NaN left
+    CHECK(e.used_features() == std::vector<bool>{true, true, true});
+  }
+  const TreeEnsemble e = TreeEnsemble::load(perfcard::read_weights(fixture("trees_small_f16.pcwt")), 3);
+  CHECK_THROWS_WITH(e.margin(std::vector<float>{1, 2}), Catch::Contains("a feature row of 2 values for trees of 3"));
+}
+
+TEST_CASE("hostile trees are refused with what and where, before any evaluation") {
+  const auto back = fixture("trees_backward.pcwt");
+  CHECK(error_of([&] { TreeEnsemble::load(perfcard::read_weights(back), 3); }) ==
+        "split tree 0, node 0 has child 0 outside (0, 5)");
+  const auto feat = fixture("trees_bad_feature.pcwt");
+  CHECK(error_of([&] { TreeEnsemble::load(perfcard::read_weights(feat), 3); }) == "split tree 0, node 0 reads feature 7 of 3");
+  // A trees file is refused by the predictor when its schema is not this build's.
+  auto constants = perfcard::RooflineConstants::parse(text_of(repo_file("weights/roofline.json")));
+  auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
+  const auto ok = fixture("trees_small_f16.pcwt");
+  CHECK(error_of([&] { perfcard::make_learned_predictor(perfcard::read_weights(ok), roofline); })
+            .find("'trees-fixture' predictor, which this build cannot run") != std::string::npos);
+}
+
+TEST_CASE("the committed trees match xgboost's predictions on the held-out rows within the leaf rounding") {
+  const std::string weights = repo_file("weights/trees.pcwt");
+  if (!std::filesystem::exists(weights)) {
+    WARN("weights/trees.pcwt is not committed yet: parity not checked");
+    return;
+  }
+  const auto wbytes = perfcard::test::read_file(weights);
+  const auto file = perfcard::read_weights(wbytes);
+  file.require_schema_hash(perfcard::feature_schema_hash());
+  const TreeEnsemble e = TreeEnsemble::load(file, perfcard::feature_schema().size());
+  const auto pbytes = perfcard::test::read_file(perfcard::test::data_path("trees_parity.pcwt"));
+  const auto parity = perfcard::read_weights(pbytes);
+  parity.require_schema_hash(perfcard::feature_schema_hash());
+  const std::size_t width = perfcard::feature_schema().size();
+  const auto x = parity.tensor("x", perfcard::WDType::F32, {-1, std::int64_t(width)}).f32();
+  const auto margin = parity.tensor("margin", perfcard::WDType::F32, {std::int64_t(x.size() / width)}).f32();
+  REQUIRE(margin.size() >= 100);
+  // Bound: the stored leaf format's rounding (stated by the file's format), plus fp32 summation slack of
+  // 2^-20 per tree (xgboost and the core add the same leaves in the same order; only the leaves differ).
+  const double bound = e.leaf_rounding_bound() + double(e.trees()) * std::ldexp(1.0, -20);
+  double worst = 0;
+  for (std::size_t r = 0; r < margin.size(); ++r) {
+    const double got = e.margin(x.subspan(r * width, width));
+    worst = std::max(worst, std::fabs(got - double(margin[r])));
+  }
+  INFO("worst |core - xgboost| = " << worst << " over " << margin.size() << " rows; bound " << bound);
+  CHECK(worst <= bound);
+  CHECK(bound < 0.02);  // under 2% in latency: the format costs less than any predictor's error
+}
+
+TEST_CASE("the CLI's predictor set: auto falls back to the roofline per family; unknown names are refused") {
+  auto constants = perfcard::RooflineConstants::parse(text_of(repo_file("weights/roofline.json")));
+  perfcard::PredictorSet set;
+  set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
+  CHECK(perfcard::select_predictor("roofline", set)->name() == "roofline");
+  CHECK(perfcard::select_predictor("auto", set)->name() == "auto");
+  CHECK(error_of([&] { perfcard::select_predictor("trees", set); }) == "predictor 'trees' is not available: its weights are not loaded");
+  CHECK(error_of([&] { perfcard::select_predictor("gnn", set); }).find("not trained yet") != std::string::npos);
+  CHECK(error_of([&] { perfcard::select_predictor("forest", set); }).find("unknown predictor 'forest' (known: auto,") == 0);
+}
