@@ -36,6 +36,11 @@ export interface PredictOptions {
   cpuRuntime?: string;
   /** Include per-kernel times (kernels[]) in each prediction. */
   kernels?: boolean;
+  /** Include each row's feature vector (the learned predictors' input). */
+  features?: boolean;
+  /** 'auto' (default: per device family, a learned predictor where it beats the roofline), 'roofline',
+   *  'trees' (after loadPredictor), 'gnn' / 'transformer' / 'ensemble' (not trained yet). */
+  predictor?: 'auto' | 'roofline' | 'trees' | 'gnn' | 'transformer' | 'ensemble';
 }
 
 export interface MigProfilePrediction {
@@ -70,6 +75,16 @@ export interface DevicePrediction {
   throughput_per_s: number;
   /** Relative (0.2 = +-20%); 0 = no held-out evaluation for this device family. */
   uncertainty: number;
+  /** [latency / (1 + uncertainty), latency x (1 + uncertainty)] */
+  latency_band_ms: [number, number];
+  /** Device busy time within latency_ms (the rest waits on the host). */
+  device_busy_ms: number;
+  /** The device is busy less than half of the time: the host (dispatch) binds. */
+  host_bound: boolean;
+  /** Far from what the learned predictor was trained on; warnings say why. */
+  out_of_distribution: boolean;
+  /** What the memory figures are for: 'inference' or 'training'. */
+  memory_protocol: string;
   peak_memory_mb: number;
   memory_mb: Record<'weights' | 'activations' | 'workspace' | 'context' | 'gradients' | 'optimizer' | 'saved_activations', number>;
   device_memory_gb: number;
@@ -78,8 +93,9 @@ export interface DevicePrediction {
   energy_j_per_sample: number | null;
   carbon_g_per_1000: number | null;
   mig: { recommended: string | null; profiles: MigProfilePrediction[] } | null;
-  predictor: { name: string; version: string };
+  predictor: { name: string; version: string; requested: string; baseline_latency_ms: number | null };
   kernels?: KernelPrediction[];
+  features?: Record<string, number | null>;
   warnings: string[];
   [key: string]: unknown;
 }
@@ -263,6 +279,8 @@ export interface PerfCard {
   analyzeSync(input: Uint8Array | ArrayBuffer | SharedArrayBuffer | ArrayBufferView, options?: AnalyzeOptions): Analysis;
   predict(input: ModelInput, options?: PredictOptions): Promise<Prediction>;
   predictSync(input: Uint8Array | ArrayBuffer | SharedArrayBuffer | ArrayBufferView, options?: PredictOptions): Prediction;
+  /** Loads a learned predictor file (e.g. "trees.pcwt"), checked against the built-in manifest. */
+  loadPredictor(bytes: Uint8Array | ArrayBuffer, fileName: string): { name: string; version: string };
   devices(): Catalog;
   openModel(input: ModelInput, options?: OpenOptions): Promise<OpenModel>;
   openModelSync(input: Uint8Array | ArrayBuffer | SharedArrayBuffer | ArrayBufferView): OpenModel;

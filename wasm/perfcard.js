@@ -323,6 +323,25 @@ class PerfCard {
     return this.#onBuffer(name, ptr, size, opts);
   }
 
+  /**
+   * Loads a learned predictor's weights file (e.g. the bytes of weights/trees.pcwt, fetched when first
+   * needed). The bytes are checked against the manifest built into the module (size, sha256), the format
+   * and the feature schema; a file that fails throws a PerfCardError (code 'bad_data') naming it and the
+   * reason, and predictions go on with the predictors already loaded. Returns {name, version}.
+   */
+  loadPredictor(input, fileName) {
+    const bytes = asBytes(input);
+    if (bytes === null) throw inputTypeError();
+    const ptr = this._alloc(bytes.length);
+    this._heap().set(bytes, ptr);
+    try {
+      const r = this._raw('loadPredictor', ptr, bytes.length, String(fileName));
+      return { name: r.name, version: r.version };
+    } finally {
+      this._free(ptr);
+    }
+  }
+
   /** Analyzes model bytes synchronously. */
   analyzeSync(input, options) {
     return this.#sync('analyzeBuffer', input, options);

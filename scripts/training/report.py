@@ -97,6 +97,13 @@ def section(held: pd.DataFrame, lodo: pd.DataFrame | None, accuracy: dict, schem
     return "\n".join(lines)
 
 
+def committed_section() -> str:
+    text = open(DOC).read()
+    if BEGIN not in text or END not in text:
+        return ""
+    return text.split(BEGIN, 1)[1].split(END, 1)[0]
+
+
 def update_doc(held, lodo, accuracy, schema, version="trees") -> None:
     text = open(DOC).read()
     block = section(held, lodo, accuracy, schema, version)
