@@ -6,7 +6,9 @@
 
 Checks
   weights/devices.json
-    - schema_version 1; ids unique, lowercase, GPU ids exactly the canonical set, CPU ids 'cpu-...'
+    - schema_version 1; ids unique, lowercase, GPU ids exactly the canonical set plus the extra GPUs, CPU ids 'cpu-...'
+    - "default_view", when present, is true/false; canonical GPUs are in the default view, the extra GPUs
+      (public-measurement GPUs listed one click away) carry "default_view": false
     - every number sits in an object that carries a non-empty "source" (itself or an ancestor)
     - sourced fields are {"value": ..., "source": "..."}; "uncertain" is a bool when present
     - GPU precisions consistent with peak_tflops keys (both directions)
@@ -40,6 +42,12 @@ CANONICAL_GPUS = [
     "rtx3090", "rtx4090",
     # Beyond the list: parts the public measurements cover (NeuSight's A100-PCIE-40GB).
     "a100-pcie-40gb",
+]
+# GPUs that public measurement data (timm, HELP, NeuSight, ML.ENERGY, Lambda, llama.cpp, MLPerf) uses beyond the
+# default list; the page and `perfcard predict` show them one click away ("default_view": false).
+EXTRA_GPUS = [
+    "gtx1080ti", "rtx2080ti", "titanx-pascal", "titanxp", "titan-rtx", "titan-v", "p100-pcie-16gb", "p4",
+    "v100-pcie-16gb", "v100-pcie-32gb", "a40", "rtx-a6000", "rtx6000-ada", "h100-nvl", "rtx5090", "rtx-pro-6000-blackwell",
 ]
 # device_specs.csv row for each canonical id (A30 is not in the CSV).
 CSV_ROW = {
@@ -188,9 +196,21 @@ def check_devices(path):
     for c in CANONICAL_GPUS:
         if c not in gids:
             problem("devices: canonical GPU %s missing" % c)
+    for c in EXTRA_GPUS:
+        if c not in gids:
+            problem("devices: extra GPU %s missing" % c)
     for g in gids:
-        if g not in CANONICAL_GPUS:
-            problem("devices: GPU id %s is not in the canonical list" % g)
+        if g not in CANONICAL_GPUS and g not in EXTRA_GPUS:
+            problem("devices: GPU id %s is neither in the canonical list nor in EXTRA_GPUS" % g)
+    for d in devs:
+        if "default_view" in d and not isinstance(d["default_view"], bool):
+            problem("%s: default_view must be true/false" % d.get("id"))
+    for d in gpus:
+        shown = d.get("default_view", True)
+        if d["id"] in CANONICAL_GPUS and shown is not True:
+            problem("%s: canonical GPU must stay in the default view" % d["id"])
+        if d["id"] in EXTRA_GPUS and shown is not False:
+            problem("%s: extra GPU must carry \"default_view\": false" % d["id"])
     for d in cpus:
         if not d["id"].startswith("cpu-"):
             problem("devices: CPU id %s must start with 'cpu-'" % d["id"])
@@ -247,7 +267,9 @@ def check_devices(path):
             expect = cores * fpc * base
             if abs(peak - expect) > 0.01 * expect:
                 problem("%s: peak_fp32_gflops %s != cores x flops/cycle x base clock = %.1f" % (did, peak, expect))
-    print("devices: %d GPUs (%d with MIG tables), %d CPUs" % (len(gpus), n_mig, len(cpus)))
+    n_extra = sum(1 for d in gpus if d.get("default_view") is False)
+    print("devices: %d GPUs (%d in the default view, %d more; %d with MIG tables), %d CPUs"
+          % (len(gpus), len(gpus) - n_extra, n_extra, n_mig, len(cpus)))
     return gpus
 
 

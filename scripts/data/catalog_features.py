@@ -20,9 +20,17 @@ PEAK_KEY = {"fp32": "fp32", "tf32": "tf32", "fp16": "fp16", "amp": "fp16", "bf16
             "fp8": "fp8", "int8": "int8"}
 
 
-# scripts/data/devices.py ids that name a catalog part under a shorter id (the catalog's `appears_in` lists
-# HELP's 'raspi4' and ncnn's 'Raspberry Pi 4 Model B' for this entry).
-CATALOG_ALIASES = {"cpu-broadcom-bcm2711": "cpu-broadcom-bcm2711-raspberry-pi-4"}
+# scripts/data/devices.py ids that name a catalog part under another id (the catalog's `appears_in` lists
+# HELP's 'raspi4' and ncnn's 'Raspberry Pi 4 Model B' for the first entry). The GPU aliases point devices.py's
+# ids at the extra GPUs of weights/devices.json ("default_view": false): HELP's 'titanxp' (TITAN Xp), MLPerf's
+# 'NVIDIA H100-NVL-94GB' and timm's 'pro6000maxq' (the 300 W Max-Q Workstation Edition; MLPerf's Server Edition,
+# 'rtx-pro6000-bw-server', runs other clocks and power and is deliberately not aliased).
+CATALOG_ALIASES = {
+    "cpu-broadcom-bcm2711": "cpu-broadcom-bcm2711-raspberry-pi-4",
+    "titan-xp": "titanxp",
+    "h100-nvl-94gb": "h100-nvl",
+    "rtx-pro6000-bw-maxq": "rtx-pro-6000-blackwell",
+}
 
 
 def canonical(device_id: Optional[str]) -> Optional[str]:

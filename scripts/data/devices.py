@@ -51,15 +51,16 @@ CATALOG: dict[str, str] = {
     "apple-m1-max": "Apple-M1-Max (32-core GPU)",
 }
 
-# Known parts that are NOT in the catalog yet but keep a stable id (listed so docs/summary can say so).
+# Known parts that are NOT in device_specs.csv but keep a stable id (listed so docs/summary can say so). Several
+# of them are in weights/devices.json (the predictor's catalog; scripts/data/catalog_features.py reads it).
 NOT_IN_CATALOG_NOTES: dict[str, str] = {
     "v100-sxm2-16gb": "same GV100 SXM2 board as the catalog's v100-sxm2-32gb with 16 GB; not in catalog yet",
-    "v100-pcie-32gb": "GV100 PCIe (250 W, lower clocks than SXM2); not in catalog yet",
-    "v100-pcie-16gb": "GV100 PCIe 16 GB; not in catalog yet",
+    "v100-pcie-32gb": "GV100 PCIe (250 W, lower clocks than SXM2); in weights/devices.json (extra GPU), not in device_specs.csv",
+    "v100-pcie-16gb": "GV100 PCIe 16 GB; in weights/devices.json (extra GPU), not in device_specs.csv",
     "v100-sxm3-32gb": "DGX-2/DGX-2H V100 (SXM3, 350/450 W); not in catalog yet",
-    "a100-pcie-40gb": "A100 PCIe 40 GB (1555 GB/s, 250 W); not in catalog yet",
-    "a30": "not in catalog yet",
-    "a40": "not in catalog yet",
+    "a100-pcie-40gb": "A100 PCIe 40 GB (1555 GB/s, 250 W); in weights/devices.json, not in device_specs.csv",
+    "a30": "in weights/devices.json, not in device_specs.csv",
+    "a40": "in weights/devices.json (extra GPU), not in device_specs.csv",
 }
 
 _GPU_FAMILY_OF = {  # id prefix -> family, for ids produced by the rules below
@@ -250,7 +251,9 @@ _GPU_RULES: list = [
     (r"\bquadro rtx 8000\b", "quadro-rtx8000", "quadro-rtx8000"),
     (r"\bquadro rtx 6000\b", "quadro-rtx6000", "quadro-rtx6000"),
     (r"\btitan ?rtx\b", "titan-rtx", "titan-rtx"),
+    (r"\btitan ?v\b", "titan-v", "titan-v"),
     (r"\btitan ?xp\b", "titan-xp", "titan-xp"),
+    (r"\btitan ?x pascal\b", "titanx-pascal", "titan-x"),  # nvidia-smi's name for the 2016 card: 'TITAN X (Pascal)'
     (r"\btitan ?x\b", None, "titan-x"),  # GTX TITAN X (Maxwell) vs TITAN X (Pascal): ambiguous
     (r"\brtx 3070 laptop\b", "rtx3070-laptop", "rtx3070"),
     (r"\brtx ?2060\b.*\bnotebook\b", "rtx2060-laptop", "rtx2060"),
@@ -545,6 +548,18 @@ EXAMPLES: dict[str, Optional[str]] = {
     "AMD EPYC 7742 (2.25GHz) ubuntu 22.04 AOCC_4.2.0-Build#89": "cpu-amd-epyc-7742",
     "gold_6226": "cpu-intel-xeon-gold-6226",
     "titanx": None,
+    "TITAN X (Pascal)": "titanx-pascal",
+    "TITAN Xp": "titan-xp",
+    "NVIDIA TITAN V": "titan-v",
+    "TITAN RTX": "titan-rtx",
+    "GeForce GTX 1080 Ti": "gtx1080ti",
+    "GeForce RTX 2080 Ti": "rtx2080ti",
+    "Tesla P100-PCIE-16GB": "p100-pcie-16gb",
+    "Tesla P4": "p4",
+    "RTX 6000 Ada": "rtx6000-ada",
+    "RTX A6000": "rtx-a6000",
+    "5090": "rtx5090",
+    "pro6000maxq": "rtx-pro6000-bw-maxq",
     "NVIDIA A100 SXM": None,
     "a100": None,
 }

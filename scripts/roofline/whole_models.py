@@ -17,8 +17,9 @@ PUBLIC = paths.SHARED_DATA
 ZOO = paths.ZOO_OUT
 MAP = os.path.join(paths.SCRIPTS, "data", "timm_torchvision_map.json")
 
-# timm device labels -> catalog ids (the catalog has no RTX 5090 / RTX Pro 6000 yet).
-TIMM_DEVICES = {"rtx3090": "rtx3090", "rtx4090": "rtx4090", "4090": "rtx4090"}
+# timm device labels -> catalog ids ("pro6000maxq": the RTX PRO 6000 Blackwell Max-Q workstation edition).
+TIMM_DEVICES = {"rtx3090": "rtx3090", "rtx4090": "rtx4090", "4090": "rtx4090", "5090": "rtx5090",
+                "pro6000maxq": "rtx-pro-6000-blackwell"}
 TIMM_PRECISION = {"amp": "fp16", "fp32": "fp32", "amp_bf16": "bf16", "bf16": "bf16"}
 
 

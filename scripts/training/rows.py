@@ -31,7 +31,8 @@ from scripts.roofline.whole_models import family_split
 
 HELP_CSV = paths.shared("help_latency_long.csv.gz")
 NB201_MANIFEST = os.path.join(paths.ZOO_MANIFESTS, "nasbench201.jsonl")
-# HELP's GPU keys -> catalog ids (HELP's 'titanx' is the TITAN X Pascal of its NAS-Bench-201 paper).
+# HELP's GPU keys -> catalog ids. HELP does not say which TITAN X 'titanx' is; taken as the TITAN X (Pascal),
+# the GP102 card sold beside the TITAN Xp it also lists (an assumption: the LODO table shows its error).
 HELP_GPUS = {"1080ti": "gtx1080ti", "2080ti": "rtx2080ti", "titan_rtx": "titan-rtx", "titanx": "titanx-pascal",
              "titanxp": "titanxp"}
 SOURCES = ("timm", "dle", "cpu_ours", "help_gpu")
