@@ -4,11 +4,20 @@ function(perfcard_embed target)
   # A data file that does not exist yet (roofline.json before the first calibration) is embedded as
   # absent; the CLI then says which script makes it.
   set(files "")
+  set(missing FALSE)
   foreach(f ${ARGN})
     if(EXISTS "${f}")
       list(APPEND files "${f}")
+    else()
+      set(missing TRUE)
     endif()
   endforeach()
+  # Which files exist is decided when CMake configures. A weights file that appears later always comes
+  # with a new weights/manifest.json (scripts refresh it), so the present files re-run the configure step
+  # when they change and the newcomer is embedded without a manual reconfigure.
+  if(missing)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${files})
+  endif()
   set(out "${CMAKE_CURRENT_BINARY_DIR}/${target}.cpp")
   string(REPLACE ";" "," files_arg "${files}")  # a CMake list would be split by the shell
   add_custom_command(

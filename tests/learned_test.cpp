@@ -138,7 +138,12 @@ TEST_CASE("trees route rows by hand-known splits, NaN down the default branch; f
     // The i8 leaves carry at most half a step of each tree's scale; f16 at most half an ulp.
     const double tol = e.leaf_rounding_bound();
     CHECK(tol < 0.01);
-    auto m = [&](float a, float b, float c) { return e.margin(std::vector<float>{a, b, c}); };
+    auto m = [&](float a, float b, float c) {
+      const std::vector<float> x{a, b, c};
+      const double fast = e.margin(x);
+      CHECK(fast == e.margin_reference(x));  // the fast layout is the reference walk, to the bit
+      return fast;
+    };
     CHECK(m(1.0f, -1.0f, 5.0f) == Approx(0.5 + 0.25 + 0.125).margin(tol));
     CHECK(m(1.0f, 2.0f, 50.0f) == Approx(0.5 - 0.5 + 0.75).margin(tol));
     CHECK(m(3.0f, 0.0f, 10.0f) == Approx(0.5 + 1.0 + 0.75).margin(tol));     // 10 < 10 is false: right
@@ -156,6 +161,9 @@ TEST_CASE("hostile trees are refused with what and where, before any evaluation"
         "split tree 0, node 0 has child 0 outside (0, 5)");
   const auto feat = fixture("trees_bad_feature.pcwt");
   CHECK(error_of([&] { TreeEnsemble::load(perfcard::read_weights(feat), 3); }) == "split tree 0, node 0 reads feature 7 of 3");
+  const auto shared = fixture("trees_shared_child.pcwt");
+  CHECK(error_of([&] { TreeEnsemble::load(perfcard::read_weights(shared), 3); }) ==
+        "split tree 0, node 0 has a child another node already has (not a tree)");
   // A trees file is refused by the predictor when its schema is not this build's.
   auto constants = perfcard::RooflineConstants::parse(text_of(repo_file("weights/roofline.json")));
   auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
@@ -187,6 +195,7 @@ TEST_CASE("the committed trees match xgboost's predictions on the held-out rows 
   double worst = 0;
   for (std::size_t r = 0; r < margin.size(); ++r) {
     const double got = e.margin(x.subspan(r * width, width));
+    if (got != e.margin_reference(x.subspan(r * width, width))) FAIL("row " << r << ": the fast walk differs from the reference");
     worst = std::max(worst, std::fabs(got - double(margin[r])));
   }
   INFO("worst |core - xgboost| = " << worst << " over " << margin.size() << " rows; bound " << bound);

@@ -300,6 +300,11 @@ export function analyze(input: ModelInput, options?: AnalyzeOptions): Promise<An
  *  like analyze()'s after a model over 256 MiB). */
 export function predict(input: ModelInput, options?: PredictOptions): Promise<Prediction>;
 
+/** Loads a learned predictor file (e.g. the bytes of weights/trees.pcwt) into the shared instance that
+ *  predict() uses, and into every later one; rejects with a PerfCardError ('bad_data') naming the file and
+ *  the reason when the file is refused. */
+export function loadPredictor(bytes: Uint8Array | ArrayBuffer, fileName: string): Promise<{ name: string; version: string }>;
+
 /** The embedded device catalog, carbon regions and predictor. */
 export function devices(): Promise<Catalog>;
 

@@ -413,6 +413,9 @@ export async function createPerfCard(opts = {}) {
 }
 
 let shared = null;
+// Learned predictors loaded through the module-level loadPredictor(): file name -> bytes, loaded again into
+// a fresh shared instance when the old one is recycled.
+const sharedPredictors = new Map();
 
 // Wasm memory never shrinks: once a call has grown the shared instance past this, the next call gets a
 // fresh instance (cheap: the compiled module is cached) and the old one goes when nothing holds it.
@@ -431,7 +434,10 @@ async function onShared(method, input, options) {
 /** Loads the shared instance that analyze() uses (optional: analyze() loads it on first use). */
 export async function init(opts) {
   if (shared === null) {
-    shared = createPerfCard(opts);
+    shared = createPerfCard(opts).then((card) => {
+      for (const [name, bytes] of sharedPredictors) card.loadPredictor(bytes, name);
+      return card;
+    });
     shared.catch(() => { shared = null; });
   }
   const card = await shared;
@@ -459,6 +465,18 @@ export async function analyze(input, options) {
  */
 export async function predict(input, options) {
   return onShared('predict', input, options);
+}
+
+/**
+ * Loads a learned predictor's weights file into the shared instance (and into every shared instance after
+ * it): the module-level predict() then uses it ('auto' picks it where it beats the roofline, or ask for it
+ * by name). Throws a PerfCardError naming the file and the reason when the file is refused.
+ */
+export async function loadPredictor(input, fileName) {
+  const card = await init();
+  const r = card.loadPredictor(input, fileName);
+  sharedPredictors.set(String(fileName), asBytes(input).slice());
+  return r;
 }
 
 /** The embedded device catalog (ids, names, memory, peaks, MIG profiles), carbon regions and predictor. */

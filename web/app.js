@@ -68,8 +68,10 @@ let queued = false;
 
 const perf = (window.__perfcard = { timings: [], ready: false });  // read by the tests and the benchmark
 
+// The default view: the GPUs the catalog marks for it (the CLI's --device all); the others (older or
+// rarer cards that public measurements used) are one click away in the device list.
 function gpuIds() {
-  return catalog.devices.filter((d) => d.kind === 'gpu').map((d) => d.id);
+  return catalog.devices.filter((d) => d.kind === 'gpu' && d.default_view !== false).map((d) => d.id);
 }
 
 function selectedIds() {
@@ -219,7 +221,7 @@ async function predict() {
       // charts when the sweep arrives.
       const r0 = performance.now();
       earlyTable = p.table;
-      result = { table: p.table, sweep: null, options: table, ms: { table: p.ms, sweep: 0 }, pendingSweep: true };
+      result = { table: p.table, sweep: null, options: table, ms: { table: p.ms, sweep: 0 }, pendingSweep: true, predictorNote: p.predictorNote };
       renderTable();
       renderWarnings();
       renderCli();
@@ -305,9 +307,9 @@ function renderTable() {
         h('span', { class: 'arrow', 'aria-hidden': 'true', text: active ? (settings.dir === 'asc' ? ' ▲' : ' ▼') : '' })));
   })));
   if (!result) { tbody.replaceChildren(); return; }
-  const pred = result.table.predictions[0]?.predictor;
+  const used = [...new Set(result.table.predictions.map((r) => `${r.predictor.name} ${r.predictor.version}`))];
   $('#table-caption').replaceChildren(`Per device at batch ${result.table.predictions[0]?.batch ?? settings.batch}, predicted (not measured) by `,
-    h('strong', { text: pred ? `${pred.name} ${pred.version}` : 'the predictor' }),
+    h('strong', { text: used.join(' and ') || 'the predictor' }), used.length > 1 ? ' (each row names its own)' : '',
     '. Latency ± the predictor\'s held-out error for that device family (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
     '). * = the device lacks the requested precision.');
   tbody.replaceChildren(...sortedRows().map((r) => {
@@ -328,7 +330,8 @@ function renderTable() {
       cell('fits', r.fits, h('span', { class: r.fits ? 'yes' : 'no', text: r.fits ? 'yes' : 'no' })),
       cell('energy_j_per_sample', r.energy_j_per_sample, r.energy_j_per_sample === null ? '–' : `${F.sig(r.energy_j_per_sample)} J`),
       cell('carbon_g_per_1000', r.carbon_g_per_1000, r.carbon_g_per_1000 === null ? '–' : `${F.sig(r.carbon_g_per_1000)} g`),
-      cell('mig', r.mig ? r.mig.recommended : null, F.migText(r)));
+      cell('mig', r.mig ? r.mig.recommended : null, F.migText(r)),
+      cell('predictor', r.predictor.name, h('span', { class: r.out_of_distribution ? 'ood' : '', title: r.out_of_distribution ? 'outside the predictor\'s training data: its error may be larger than stated' : '', text: F.predictorText(r) })));
   }));
   for (const s of tbody.querySelectorAll('.swatch')) s.style.background = s.dataset.color;
 }
@@ -337,6 +340,7 @@ function renderWarnings() {
   const list = $('#warnings');
   if (!result) { list.replaceChildren(); return; }
   const seen = new Map();
+  if (result.predictorNote) seen.set(result.predictorNote, []);
   for (const w of result.table.warnings) seen.set(w, []);
   for (const r of result.table.predictions) for (const w of r.warnings) {
     if (!seen.has(w)) seen.set(w, []);
@@ -480,8 +484,11 @@ function renderProvenance() {
     fams.get(f).push(d.id);
   }
   box.replaceChildren(
-    h('p', {}, 'Predictor: ', h('strong', { text: `${p.name} ${p.version}` }),
+    h('p', {}, 'Baseline: ', h('strong', { text: `${p.name} ${p.version}` }),
       ' — a roofline model: each kernel (as the runtime fuses them) takes the longer of its compute and memory time at fitted, achievable fractions of datasheet peaks, and the runtime\'s host dispatch is simulated. Constants are fitted on public measurements.'),
+    h('p', {}, 'Learned: ', h('strong', { text: 'trees' }),
+      ' — gradient-boosted trees over the core\'s features that correct the roofline (they predict measured ÷ roofline latency). With predictor "auto" they predict a device family only where they beat the roofline on held-out model families; the table names the predictor of every row, and rows outside the training data are marked "out of distribution" with a doubled error band. The family figures below are the roofline\'s; the learned ones are on the ',
+      h('a', { href: 'accuracy.html', text: 'accuracy page' }), '.'),
     h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Uncertainty by device family' },
       h('table', { class: 'acc-table' },
         h('caption', { text: 'Uncertainty shown with each latency: held-out error (MAPE) of the predictor for the device family' }),
@@ -525,10 +532,13 @@ function fillForm() {
   $('#mode').value = settings.mode;
   $('#region').value = settings.region || catalog.default_region;
   $('#runtime').value = settings.runtime || 'pytorch-eager';
+  $('#predictor').value = settings.predictor;
   $('#pue').value = settings.pue ?? '';
   $('#target').value = settings.target ?? '';
   const ids = new Set(selectedIds());
   for (const cb of document.querySelectorAll('#device-list input')) cb.checked = ids.has(cb.value);
+  const more = $('#device-list details');
+  if (more && [...more.querySelectorAll('input')].some((cb) => cb.checked)) more.open = true;
   renderDeviceSummary();
 }
 
@@ -542,12 +552,17 @@ function renderDeviceSummary() {
 function buildForm() {
   $('#region').replaceChildren(...catalog.regions.map((r) => h('option', { value: r.code, text: `${r.name} (${F.sig(r.g_per_kwh)} g/kWh)` })));
   $('#runtime').replaceChildren(...catalog.runtimes.filter((r) => r.kind === 'gpu').map((r) => h('option', { value: r.name, text: r.name })));
-  const groups = [['GPUs', 'gpu'], ['CPUs', 'cpu']];
-  $('#device-list').replaceChildren(...groups.map(([title, kind]) => h('div', { class: 'device-group' },
-    h('h3', { text: title }),
-    h('ul', {}, catalog.devices.filter((d) => d.kind === kind).map((d) => h('li', {},
-      h('label', {}, h('input', { type: 'checkbox', value: d.id, name: 'device' }), ` ${d.name}`,
-        d.memory_gb ? h('span', { class: 'muted', text: ` ${F.sig(d.memory_gb)} GB` }) : null)))))));
+  const item = (d) => h('li', {},
+    h('label', {}, h('input', { type: 'checkbox', value: d.id, name: 'device' }), ` ${d.name}`,
+      d.memory_gb ? h('span', { class: 'muted', text: ` ${F.sig(d.memory_gb)} GB` }) : null));
+  const gpus = catalog.devices.filter((d) => d.kind === 'gpu');
+  const more = gpus.filter((d) => d.default_view === false);
+  $('#device-list').replaceChildren(
+    h('div', { class: 'device-group' }, h('h3', { text: 'GPUs' }), h('ul', {}, gpus.filter((d) => d.default_view !== false).map(item))),
+    more.length ? h('details', { class: 'device-group more-gpus' },
+      h('summary', { text: `${more.length} more GPUs (older or rarer cards that public measurements used)` }),
+      h('ul', {}, more.map(item))) : null,
+    h('div', { class: 'device-group' }, h('h3', { text: 'CPUs' }), h('ul', {}, catalog.devices.filter((d) => d.kind === 'cpu').map(item))));
 }
 
 function readForm() {
@@ -572,6 +587,7 @@ function readForm() {
   settings.mode = $('#mode').value;
   settings.region = $('#region').value === catalog.default_region ? '' : $('#region').value;
   settings.runtime = $('#runtime').value === 'pytorch-eager' ? '' : $('#runtime').value;
+  settings.predictor = $('#predictor').value;
   const pue = num($('#pue'), false);
   mark($('#pue'), pue === null || (pue !== undefined && pue >= 1));
   settings.pue = pue && pue >= 1 ? pue : null;

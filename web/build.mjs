@@ -70,6 +70,14 @@ for (const f of readdirSync(join(root, 'public'))) {
   if (statSync(p).isFile()) copyFileSync(p, join(out, f));
 }
 
+// Learned predictors' weights files, fetched by the page when first needed (web/predictors.js). Every
+// weights/*.pcwt the manifest lists goes; the core checks each against the same manifest when it loads it.
+mkdirSync(join(out, 'predictors'), { recursive: true });
+const manifest = JSON.parse(readFileSync(join(root, 'weights', 'manifest.json'), 'utf8'));
+for (const f of manifest.files.filter((e) => e.path.endsWith('.pcwt'))) {
+  copyFileSync(join(root, 'weights', f.path), join(out, 'predictors', f.path));
+}
+
 // docs/accuracy.md -> accuracy.html: headings, paragraphs, lists, tables, code; text is escaped.
 function esc(s) {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -151,7 +159,9 @@ function size(p) {
 const sum = (files) => files.map((f) => size(join(out, f))).reduce((a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip }), { raw: 0, gzip: 0 });
 const core = sum(['lib/perfcard_wasm.wasm', 'lib/perfcard_wasm.js', 'lib/perfcard.js']);
 const page = sum(readdirSync(out).filter((f) => /\.(html|js|css|svg)$/.test(f) && f !== 'accuracy.html'));
-const summary = { out, examples: examples.map((e) => e.file), core, page, total: { raw: core.raw + page.raw, gzip: core.gzip + page.gzip } };
+// Fetched on first use, not part of the first download (budget: all predictor files <= 1 MB gzip).
+const predictors = sum(readdirSync(join(out, 'predictors')).map((f) => `predictors/${f}`));
+const summary = { out, examples: examples.map((e) => e.file), core, page, total: { raw: core.raw + page.raw, gzip: core.gzip + page.gzip }, predictors };
 writeFileSync(join(out, 'build-info.json'), JSON.stringify(summary, null, 1) + '\n');
 if (!quiet) {
   const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
@@ -159,5 +169,6 @@ if (!quiet) {
   console.log(`  wasm + loader + API   ${kb(core.raw)} raw, ${kb(core.gzip)} gzip`);
   console.log(`  page + widget         ${kb(page.raw)} raw, ${kb(page.gzip)} gzip`);
   console.log(`  total                 ${kb(summary.total.raw)} raw, ${kb(summary.total.gzip)} gzip (aim: <= 300 KiB gzip)`);
+  console.log(`  learned predictors    ${kb(predictors.raw)} raw, ${kb(predictors.gzip)} gzip, fetched on first use (aim: <= 1 MB gzip)`);
   console.log(`  examples              ${examples.map((e) => e.file).join(', ')}`);
 }

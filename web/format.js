@@ -66,7 +66,15 @@ export const COLUMNS = [
   { key: 'carbon_g_per_1000', label: 'Carbon', unit: 'gCO₂e/1k', get: (r) => r.carbon_g_per_1000, text: (r) => (r.carbon_g_per_1000 === null ? '–' : `${sig(r.carbon_g_per_1000)} g`) },
   { key: 'mig', label: 'MIG', get: (r) => migText(r), text: (r) => migText(r), num: false },
   { key: 'uncertainty', label: '±', get: (r) => r.uncertainty, text: (r) => pct(r.uncertainty) },
+  { key: 'predictor', label: 'Predictor', get: (r) => predictorText(r), text: (r) => predictorText(r), num: false },
 ];
+
+/** Which predictor made a row, by name and version; '(out of distribution)' where the row is outside its
+ *  training data. */
+export function predictorText(r) {
+  if (!r.predictor) return '';
+  return `${r.predictor.name} ${r.predictor.version}` + (r.out_of_distribution ? ' (out of distribution)' : '');
+}
 
 export function migText(r) {
   if (!r.mig) return '–';

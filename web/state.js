@@ -2,7 +2,7 @@
 // go into the fragment, never model bytes or a local file's name.
 //
 //   #example=bert_base&batch=8&devices=h100-sxm5-80gb,l4&precision=bf16&mode=inference&region=fr
-//    &pue=1.2&target=5&runtime=pytorch-eager&dim.sequence=128&sort=latency_ms&dir=asc&focus=l4
+//    &pue=1.2&target=5&runtime=pytorch-eager&predictor=trees&dim.sequence=128&sort=latency_ms&dir=asc&focus=l4
 
 export const SWEEP = [1, 2, 4, 8, 16, 32, 64, 128];
 
@@ -17,6 +17,7 @@ export function defaults() {
     pue: null,
     target: null,      // latency target, ms
     runtime: '',
+    predictor: '',     // '': auto (learned where it beats the roofline on held-out rows)
     dims: {},          // other symbolic dims
     sort: 'latency_ms',
     dir: 'asc',
@@ -50,6 +51,7 @@ export function parseFragment(hash) {
     else if (k === 'pue' && posNum(v) && Number(v) >= 1) s.pue = Number(v);
     else if (k === 'target' && posNum(v)) s.target = Number(v);
     else if (k === 'runtime' && token.test(v)) s.runtime = v;
+    else if (k === 'predictor' && /^(roofline|trees|gnn|transformer|ensemble)$/.test(v)) s.predictor = v;
     else if (k.startsWith('dim.') && token.test(k.slice(4)) && posInt(v)) s.dims[k.slice(4)] = posInt(v);
     else if (k === 'sort' && /^[a-z_]{1,32}$/.test(v)) s.sort = v;
     else if (k === 'dir' && /^(asc|desc)$/.test(v)) s.dir = v;
@@ -71,6 +73,7 @@ export function toFragment(s) {
   if (s.pue) p.set('pue', String(s.pue));
   if (s.target) p.set('target', String(s.target));
   if (s.runtime) p.set('runtime', s.runtime);
+  if (s.predictor) p.set('predictor', s.predictor);
   for (const [k, v] of Object.entries(s.dims)) p.set(`dim.${k}`, String(v));
   if (s.sort !== d.sort) p.set('sort', s.sort);
   if (s.dir !== d.dir) p.set('dir', s.dir);
@@ -89,5 +92,6 @@ export function predictOptions(s, deviceIds) {
   if (s.pue) o.pue = s.pue;
   if (s.target) o.latencyTargetMs = s.target;
   if (s.runtime) o.runtime = s.runtime;
+  if (s.predictor) o.predictor = s.predictor;
   return o;
 }

@@ -5,10 +5,12 @@
 //
 // Attributes mirror `perfcard predict`: src (the model, fetched from the host page's origin), devices
 // (ids, "all", "cpus"), batch ("1,8"), precision, mode, region, dims ("sequence=128,..."), latency-target,
-// runtime, title. The numbers are the page's and the CLI's: the same wasm core computes them, in the
+// runtime, predictor (default auto: learned where it beats the roofline; its file is fetched from beside
+// this script), title. The numbers are the page's and the CLI's: the same wasm core computes them, in the
 // reader's browser. Nothing is sent anywhere; the model is fetched from `src` only.
 import { createPerfCard } from './lib/perfcard.js';
 import * as F from './format.js';
+import { withPredictors } from './predictors.js';
 
 const CSS = `
 :host { display: block; max-width: 720px; font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif;
@@ -54,7 +56,7 @@ export function optionsFrom(get) {
   o.devices = devices ? devices.split(',').map((d) => d.trim()).filter(Boolean) : 'all';
   if (Array.isArray(o.devices) && o.devices.length === 1 && /^(all|cpus|every|gpus)$/.test(o.devices[0])) o.devices = o.devices[0];
   o.batch = (get('batch') ?? '1').split(',').map((b) => b.trim()).filter(Boolean).map(Number);
-  for (const [attr, key] of [['precision', 'precision'], ['mode', 'mode'], ['region', 'region'], ['runtime', 'runtime']]) {
+  for (const [attr, key] of [['precision', 'precision'], ['mode', 'mode'], ['region', 'region'], ['runtime', 'runtime'], ['predictor', 'predictor']]) {
     const v = get(attr);
     if (v) o[key] = v;
   }
@@ -66,7 +68,7 @@ export function optionsFrom(get) {
 }
 
 export class PerfCardElement extends HTMLElement {
-  static observedAttributes = ['src', 'devices', 'batch', 'precision', 'mode', 'region', 'dims', 'latency-target', 'runtime', 'title'];
+  static observedAttributes = ['src', 'devices', 'batch', 'precision', 'mode', 'region', 'dims', 'latency-target', 'runtime', 'predictor', 'title'];
 
   #root;
   #generation = 0;
@@ -123,11 +125,11 @@ export class PerfCardElement extends HTMLElement {
         this.#bytesSrc = url;
       }
       const card = await core();
-      const options = optionsFrom((a) => this.getAttribute(a));
+      const { options, note } = await withPredictors(card, optionsFrom((a) => this.getAttribute(a)), import.meta.url);
       const doc = card.predictSync(this.#bytes, options);
       if (gen !== this.#generation) return;
       this.prediction = doc;
-      this.#show(this.#card(doc, name, options));
+      this.#show(this.#card(doc, name, options, note));
       this.dataset.state = 'ready';
       this.dispatchEvent(new CustomEvent('perfcard-ready', { detail: doc }));
     } catch (e) {
@@ -140,7 +142,7 @@ export class PerfCardElement extends HTMLElement {
     }
   }
 
-  #card(doc, name, options) {
+  #card(doc, name, options, note) {
     const box = this.#el('section', 'card');
     box.setAttribute('aria-label', `PerfCard predictions for ${name}`);
     const head = this.#el('header');
@@ -196,6 +198,7 @@ export class PerfCardElement extends HTMLElement {
     link.rel = 'noopener';
     foot.append(link);
     box.append(foot);
+    if (note) box.append(this.#el('div', 'msg note', note));
     return box;
   }
 }

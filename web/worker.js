@@ -2,12 +2,16 @@
 // 1 GB file does not freeze the page. The file is streamed chunk by chunk into wasm memory (no second full
 // copy), parsed once, and kept open: a setting change only re-runs shape inference and prediction.
 //
+// Learned predictors' files are fetched when a prediction first needs them (predictors.js).
+//
 // Messages in:  {id, type: 'init'} | {id, type: 'open', file?: File|Blob, url?: string, name}
 //               | {id, type: 'predict', table: options, sweep?: options}
-// Messages out: {id, type: 'progress', phase: 'download'|'copy'|'parse', loaded, total}
-//               | {id, type: 'progress', phase: 'table', table, ms}   (predict: the table before the sweep)
+// Messages out: {id, type: 'progress', phase: 'download'|'copy'|'parse'|'predictor', loaded, total}
+//               | {id, type: 'progress', phase: 'table', table, ms, predictorNote}   (the table before the sweep)
 //               | {id, type: 'done', result} | {id, type: 'error', error: {name, message, detail, byteOffset?}}
+//   predict's result: {name, table, sweep, ms, memoryBytes, predictorNote: string|null}
 import { createPerfCard } from './lib/perfcard.js';
+import { withPredictors } from './predictors.js';
 
 let card = null;
 let model = null;        // the OpenModel in use
@@ -84,17 +88,22 @@ async function open(id, msg, blobPromise, t0) {
     { download: t1 - t0, copyAndParse: t2 - t1, analyze: t3 - t2, total: t3 - t0 });
 }
 
-function predict(id, msg) {
+async function predict(id, msg) {
   if (!model) throw new Error('no model is open');
+  const { options, note } = await withPredictors(card, msg.table, self.location.href,
+    (n) => post({ id, type: 'progress', phase: 'predictor', loaded: n, total: n }));
   const t0 = performance.now();
-  const table = model.predict({ ...msg.table, kernels: true });
+  const table = model.predict({ ...options, kernels: true });
   const t1 = performance.now();
   // The table goes out first, so the page can draw it while the batch sweep is computed.
-  if (msg.sweep) post({ id, type: 'progress', phase: 'table', table, ms: t1 - t0 });
-  const sweep = msg.sweep ? model.predict(msg.sweep) : null;
+  if (msg.sweep) post({ id, type: 'progress', phase: 'table', table, ms: t1 - t0, predictorNote: note });
+  const sweep = msg.sweep ? model.predict({ ...msg.sweep, predictor: options.predictor }) : null;
   const t2 = performance.now();
   // With a sweep the table went out already (progress 'table'): not cloned a second time.
-  return { name: modelName, table: msg.sweep ? null : table, sweep, ms: { table: t1 - t0, sweep: t2 - t1 }, memoryBytes: card.memoryBytes };
+  return {
+    name: modelName, table: msg.sweep ? null : table, sweep, ms: { table: t1 - t0, sweep: t2 - t1 },
+    memoryBytes: card.memoryBytes, predictorNote: note,
+  };
 }
 
 self.onmessage = async ({ data: msg }) => {
@@ -108,7 +117,7 @@ self.onmessage = async ({ data: msg }) => {
     } else {
       card ??= await ready;
       if (msg.type === 'init') result = { catalog: card.devices(), version: card.version };
-      else if (msg.type === 'predict') result = predict(id, msg);
+      else if (msg.type === 'predict') result = await predict(id, msg);
       else throw new Error(`unknown message type ${msg.type}`);
     }
     post({ id, type: 'done', result });

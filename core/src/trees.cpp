@@ -1,12 +1,18 @@
 #include "perfcard/trees.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "perfcard/error.h"
 #include "perfcard/quant.h"
 
 namespace perfcard {
 namespace {
+
+// Trees walked in lockstep by margin(): enough independent chains of loads to keep a core busy while each
+// waits on its last load (natively 8 lanes walk 1.25x faster than 4; 16 add little).
+constexpr std::size_t kLanes = 8;
 
 std::string at_node(std::size_t tree, std::size_t node) {
   return "tree " + std::to_string(tree) + ", node " + std::to_string(node);
@@ -91,10 +97,66 @@ TreeEnsemble TreeEnsemble::load(const WeightsFile& w, std::size_t features) {
       if (e.default_left_[k] > 1) throw data_error("node.default_left of " + at_node(t, std::size_t(i - begin)) + " is not 0 or 1");
     }
   }
+  e.lay_out();
   return e;
 }
 
-double TreeEnsemble::margin(std::span<const float> x) const {
+void TreeEnsemble::lay_out() {
+  const std::size_t n = feature_.size(), trees = first_.size();
+  const auto leaf_slot = std::uint32_t(features_);  // the padding value after the row
+  eval_feature_.assign(n, 0);
+  eval_left_.assign(n, 0);
+  eval_threshold_.assign(n, 0);
+  eval_leaf_.assign(n, 0);
+  eval_root_.resize(trees);
+  eval_depth_.resize(trees);
+  std::vector<std::uint8_t> reached(n, 0);
+  std::vector<std::pair<std::int32_t, std::int32_t>> queue;  // (file node, depth)
+  std::size_t next = 0;  // the next free slot of the evaluation arrays
+  for (std::size_t t = 0; t < trees; ++t) {
+    const std::int32_t root = first_[t];
+    eval_root_[t] = std::int32_t(next);
+    queue.assign(1, {root, 0});
+    reached[std::size_t(root)] = 1;
+    std::int32_t depth = 0;
+    // Breadth first: node i of the queue goes to slot eval_root + i, so the children a split appends
+    // land side by side.
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+      const auto [k, d] = queue[i];
+      const std::size_t slot = next + i, kk = std::size_t(k);
+      depth = std::max(depth, d);
+      if (feature_[kk] < 0) {
+        eval_feature_[slot] = leaf_slot;
+        eval_threshold_[slot] = std::numeric_limits<float>::infinity();
+        eval_left_[slot] = std::int32_t(slot);
+        eval_leaf_[slot] = leaf_[kk];
+        continue;
+      }
+      for (std::int32_t c : {left_[kk], right_[kk]}) {
+        if (reached[std::size_t(c)]++)
+          throw data_error("split tree " + std::to_string(t) + ", node " + std::to_string(k - root) +
+                           " has a child another node already has (not a tree)");
+        queue.push_back({c, d + 1});
+      }
+      eval_feature_[slot] = std::uint32_t(feature_[kk]) | (default_left_[kk] ? 0u : 0x80000000u);
+      eval_threshold_[slot] = threshold_[kk];
+      eval_left_[slot] = std::int32_t(next + queue.size() - 2);
+    }
+    next += queue.size();
+    eval_depth_[t] = depth;
+  }
+  // Nodes no root reaches are never evaluated; the copy keeps only the reachable ones.
+  eval_feature_.resize(next);
+  eval_left_.resize(next);
+  eval_threshold_.resize(next);
+  eval_leaf_.resize(next);
+  eval_group_depth_.clear();
+  for (std::size_t t = 0; t + kLanes <= trees; t += kLanes)
+    eval_group_depth_.push_back(
+        *std::max_element(eval_depth_.begin() + std::ptrdiff_t(t), eval_depth_.begin() + std::ptrdiff_t(t + kLanes)));
+}
+
+double TreeEnsemble::margin_reference(std::span<const float> x) const {
   if (x.size() != features_)
     throw internal_error("a feature row of " + std::to_string(x.size()) + " values for trees of " +
                          std::to_string(features_));
@@ -108,6 +170,44 @@ double TreeEnsemble::margin(std::span<const float> x) const {
       k = std::size_t(go_left ? left_[k] : right_[k]);
     }
     sum += leaf_[k];
+  }
+  return base_score_ + double(sum);
+}
+
+double TreeEnsemble::margin(std::span<const float> x) const {
+  if (x.size() != features_)
+    throw internal_error("a feature row of " + std::to_string(x.size()) + " values for trees of " +
+                         std::to_string(features_));
+  std::vector<float> row(x.begin(), x.end());
+  row.push_back(0.f);  // what leaves read
+  const float* xr = row.data();
+  const std::uint32_t* feat = eval_feature_.data();
+  const float* thr = eval_threshold_.data();
+  const std::int32_t* left = eval_left_.data();
+  // One step down: left when x < threshold; a NaN goes the way bit 31 says. Integer arithmetic only, so
+  // the compiler emits no branch that depends on the data.
+  auto step = [&](std::int32_t k) {
+    const std::uint32_t f = feat[k];
+    const float v = xr[f & 0x7fffffffu];
+    const std::uint32_t lt = v < thr[k];
+    const std::uint32_t nan = v != v;
+    const std::uint32_t right = ((lt | nan) ^ 1u) | (nan & (f >> 31));
+    return left[k] + std::int32_t(right);
+  };
+  float sum = 0;
+  std::size_t t = 0;
+  const std::size_t trees = eval_root_.size();
+  for (std::size_t g = 0; t + kLanes <= trees; t += kLanes, ++g) {
+    std::int32_t k[kLanes];
+    for (std::size_t l = 0; l < kLanes; ++l) k[l] = eval_root_[t + l];
+    for (std::int32_t s = eval_group_depth_[g]; s > 0; --s)
+      for (std::size_t l = 0; l < kLanes; ++l) k[l] = step(k[l]);
+    for (std::size_t l = 0; l < kLanes; ++l) sum += eval_leaf_[std::size_t(k[l])];
+  }
+  for (; t < trees; ++t) {
+    std::int32_t k = eval_root_[t];
+    for (std::int32_t s = eval_depth_[t]; s > 0; --s) k = step(k);
+    sum += eval_leaf_[std::size_t(k)];
   }
   return base_score_ + double(sum);
 }

@@ -3,7 +3,8 @@
 // that must see them), load+analyze time (median of N, from bytes already in memory), and peak RSS
 // relative to the file size. One model per process, so peak RSS belongs to that model alone.
 // With --sweep it also times what the page does on a setting change: predict every GPU at 8 batch sizes
-// (1..128) and serialize the JSON document, from a model already loaded.
+// (1..128) and serialize the JSON document, from a model already loaded; --predictor NAME (roofline by
+// default; trees and auto use the embedded weights/trees.pcwt) picks who predicts.
 #include <sys/resource.h>
 #include <time.h>
 
@@ -21,6 +22,8 @@
 #include "perfcard/embedded.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/predict.h"
+#include "perfcard/predictor_registry.h"
+#include "perfcard/weights_file.h"
 #include "perfcard/roofline_predictor.h"
 #include "perfcard/roofline.h"
 #include "perfcard/report.h"
@@ -49,18 +52,20 @@ double peak_rss_mb() {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: perfcard_bench MODEL.onnx [--reps N] [--dim NAME=VALUE ...] [--sweep]\n";
+    std::cerr << "usage: perfcard_bench MODEL.onnx [--reps N] [--dim NAME=VALUE ...] [--sweep [--predictor NAME]]\n";
     return 2;
   }
   std::string path = argv[1];
   int reps = 10;
   std::vector<std::string> dims;
   bool sweep = false;
+  std::string predictor_name = "roofline";
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::stoi(argv[++i]));
     else if (a == "--dim" && i + 1 < argc) dims.push_back(argv[++i]);
     else if (a == "--sweep") sweep = true;
+    else if (a == "--predictor" && i + 1 < argc) predictor_name = argv[++i];
   }
   try {
     double rss_before = peak_rss_mb();
@@ -101,7 +106,14 @@ int main(int argc, char** argv) {
       auto catalog = DeviceCatalog::parse(std::string(embedded_file("devices.json")));
       auto carbon = CarbonTable::parse(std::string(embedded_file("carbon_regions.json")));
       auto constants = RooflineConstants::parse(std::string(embedded_file("roofline.json")));
-      RooflinePredictor predictor(constants);
+      PredictorSet set;
+      set.roofline = std::make_shared<const RooflinePredictor>(constants);
+      const std::string_view trees_bytes = embedded_file("trees.pcwt");
+      // A heap copy: tensors are read in place and need the alignment a heap buffer has.
+      const std::vector<std::uint8_t> trees_buf(trees_bytes.begin(), trees_bytes.end());
+      if (!trees_buf.empty()) set.learned.push_back(make_learned_predictor(read_weights(trees_buf), set.roofline));
+      const auto predictor_ptr = select_predictor(predictor_name, set);
+      const Predictor& predictor = *predictor_ptr;
       Model m = load_model(bytes);
       PredictOptions po;
       po.dims = opt.dims;
@@ -123,9 +135,9 @@ int main(int argc, char** argv) {
       std::sort(predict_ms.begin(), predict_ms.end());
       std::sort(json_ms.begin(), json_ms.end());
       std::sort(predict_cpu_ms.begin(), predict_cpu_ms.end());
-      std::printf("{\"model\":\"%s\",\"sweep_rows\":%zu,\"predict_ms\":%.3f,\"predict_best_ms\":%.3f,"
+      std::printf("{\"model\":\"%s\",\"predictor\":\"%s\",\"sweep_rows\":%zu,\"predict_ms\":%.3f,\"predict_best_ms\":%.3f,"
                   "\"predict_cpu_ms\":%.3f,\"json_ms\":%.3f,\"json_chars\":%zu}\n",
-                  path.c_str(), rows, predict_ms[predict_ms.size() / 2], predict_ms.front(),
+                  path.c_str(), predictor_name.c_str(), rows, predict_ms[predict_ms.size() / 2], predict_ms.front(),
                   predict_cpu_ms[predict_cpu_ms.size() / 2], json_ms[json_ms.size() / 2], chars);
     }
   } catch (const std::exception& e) {

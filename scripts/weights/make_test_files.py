@@ -10,6 +10,8 @@ so that the C++ reader is tested on files the Python writer made (same layout, s
   trees_small_i8.pcwt     the same trees with i8 leaves and a per-tree scale
   trees_backward.pcwt     a split whose child points back at its parent (rejected: it would loop)
   trees_bad_feature.pcwt  a split reading feature 7 of 3 (rejected)
+  trees_shared_child.pcwt a split whose two children are the same node (rejected: not a tree; laid out
+                          for evaluation, shared nodes would multiply)
 
 The output is deterministic; rerun after changing pcwt.py and commit the result.
 """
@@ -86,13 +88,13 @@ def tensors():
     }
 
 
-def small_trees(leaf_format="f16", left_of_root=1, feature_of_root=0):
+def small_trees(leaf_format="f16", left_of_root=1, feature_of_root=0, right_of_root=4):
     """Tree 0: x0 < 1.5 ? (x1 < 0 ? 0.25 : -0.5) : 1.0, NaN in x0 goes right, in x1 left.
     Tree 1: x2 < 10 ? 0.125 : 0.75, NaN goes left. base_score 0.5."""
     feature = np.array([feature_of_root, 1, -1, -1, -1, 2, -1, -1], np.int32)
     threshold = np.array([1.5, 0.0, 0, 0, 0, 10.0, 0, 0], np.float32)
     left = np.array([left_of_root, 2, -1, -1, -1, 6, -1, -1], np.int32)
-    right = np.array([4, 3, -1, -1, -1, 7, -1, -1], np.int32)
+    right = np.array([right_of_root, 3, -1, -1, -1, 7, -1, -1], np.int32)
     default_left = np.array([0, 1, 0, 0, 0, 1, 0, 0], np.uint8)
     leaf = np.array([0, 0, 0.25, -0.5, 1.0, 0, 0.125, 0.75], np.float32)
     meta = dict(METADATA, predictor="trees-fixture", **{"trees.base_score": 0.5})
@@ -123,6 +125,7 @@ def main():
         "trees_small_i8.pcwt": small_trees("i8"),
         "trees_backward.pcwt": small_trees("f16", left_of_root=0),
         "trees_bad_feature.pcwt": small_trees("f16", feature_of_root=7),
+        "trees_shared_child.pcwt": small_trees("f16", right_of_root=1),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

@@ -23,6 +23,10 @@ const tinyPath = join(root, 'tests', 'data', 'models', 'tiny_conv.onnx');
 const resnetPath = join(root, 'public', 'examples', 'resnet50.onnx');
 const tiny = readFileSync(tinyPath);
 const resnet = readFileSync(resnetPath);
+// The learned predictors the CLI carries; the page fetches them, here they are loaded into the shared
+// instance so that predict() and the CLI run the same predictors.
+const treesPath = join(root, 'weights', 'trees.pcwt');
+const trees = readFileSync(treesPath);
 
 let api;
 let scratch;
@@ -30,6 +34,7 @@ before(async () => {
   const entry = join(dist, 'perfcard.js');
   assert.ok(existsSync(entry), `${entry} is missing: run scripts/build.sh`);
   api = await import(pathToFileURL(entry).href);
+  await api.loadPredictor(trees, 'trees.pcwt');
   scratch = mkdtempSync(join(tmpdir(), 'perfcard-wasm-predict-'));
 });
 after(() => {
@@ -51,6 +56,8 @@ function cliArgs(o) {
   if (o.runtime !== undefined) a.push('--runtime', o.runtime);
   if (o.cpuRuntime !== undefined) a.push('--cpu-runtime', o.cpuRuntime);
   if (o.kernels) a.push('--kernels');
+  if (o.predictor !== undefined) a.push('--predictor', o.predictor);
+  if (o.features) a.push('--features');
   return a;
 }
 
@@ -89,6 +96,8 @@ const optionSets = [
   { devices: ['a30', 'h100-sxm5-80gb'], batch: [16], region: 'fr', pue: 1.2, latencyTargetMs: 3 },
   { devices: ['t4'], batch: [8], gridGPerKwh: 100, kernels: true },
   { devices: 'cpus', batch: [1] },
+  { devices: 'every', batch: [1, 8], predictor: 'trees', features: true },
+  { devices: 'all', batch: [4], predictor: 'roofline' },
 ];
 
 describe('predict() returns the CLI document', () => {
@@ -204,6 +213,52 @@ describe('predict errors are JS Errors with the CLI text', () => {
     assert.equal(card.heapInUse, before, 'heap in use changed over 600 calls');
     model.close();
     assert.ok(card.heapInUse < before, 'close() frees the model');
+  });
+});
+
+describe('loadPredictor()', () => {
+  const refused = (card, bytes, name) => {
+    try {
+      card.loadPredictor(bytes, name);
+    } catch (e) {
+      assert.ok(e instanceof api.PerfCardError, `not a PerfCardError: ${e?.stack}`);
+      assert.equal(e.code, 'bad_data');
+      return e.message;
+    }
+    assert.fail(`${name} was accepted`);
+  };
+
+  test('the committed trees load and predict; without them a request for trees says so', async () => {
+    const card = await api.createPerfCard();
+    const model = card.openModelSync(resnet);
+    assert.throws(() => model.predict({ predictor: 'trees' }), { name: 'PerfCardError', message: /predictor 'trees' is not available: its weights are not loaded/ });
+    const auto = model.predict({ devices: 'every' });
+    assert.ok(auto.predictions.every((r) => r.predictor.name === 'roofline'), 'auto without learned files is the roofline');
+    const r = card.loadPredictor(trees.buffer.slice(trees.byteOffset, trees.byteOffset + trees.length), 'trees.pcwt');
+    assert.equal(r.name, 'trees');
+    assert.match(r.version, /^trees-/);
+    const doc = model.predict({ devices: 'every', predictor: 'trees' });
+    for (const row of doc.predictions) {
+      assert.equal(row.predictor.name, 'trees');
+      assert.ok(row.latency_ms > 0 && row.predictor.baseline_latency_ms > 0, row.device);
+    }
+    model.close();
+  });
+
+  test('a truncated, tampered or unlisted file is refused by name and reason; the loaded set stays', async () => {
+    const card = await api.createPerfCard();
+    card.loadPredictor(trees, 'trees.pcwt');
+    const before = card.heapInUse;
+    assert.match(refused(card, trees.subarray(0, trees.length - 100), 'trees.pcwt'),
+      new RegExp(`^weights file 'trees.pcwt' is ${trees.length - 100} bytes; the manifest lists ${trees.length} \\(truncated`));
+    const tampered = Uint8Array.from(trees);
+    tampered[tampered.length - 7] ^= 0x40;
+    assert.match(refused(card, tampered, 'trees.pcwt'), /^weights file 'trees.pcwt' has sha256 [0-9a-f]{64}; the manifest lists [0-9a-f]{64} \(the file was changed\)$/);
+    assert.equal(refused(card, trees, 'forest.pcwt'), "weights file 'forest.pcwt' is not listed in the weights manifest");
+    assert.equal(card.heapInUse, before, 'a refused file leaves nothing behind');
+    const doc = card.predictSync(tiny, { devices: ['rtx4090'], predictor: 'trees' });
+    assert.equal(doc.predictions[0].predictor.name, 'trees', 'the good file loaded first is still in use');
+    assert.throws(() => card.loadPredictor('trees', 'trees.pcwt'), TypeError);
   });
 });
 

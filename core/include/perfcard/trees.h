@@ -2,8 +2,16 @@
 // out), read from a PCWT file (docs/weights-format.md, "trees"). The trees predict a margin; the trees
 // predictor turns it into a correction of the roofline.
 //
-// Every tree is stored root first with children after their parent (child index > parent index), which
-// load() checks: evaluation walks forward only, so a hostile file cannot make it loop.
+// Every tree is stored root first with children after their parent (child index > parent index), and every
+// node but a root has exactly one parent, which load() checks: evaluation walks forward only, so a hostile
+// file cannot make it loop, and re-laying a tree out cannot multiply its nodes.
+//
+// Two evaluations, equal to the bit: margin_reference() walks the file's arrays node by node (the scalar
+// reference); margin() walks a copy laid out for speed, still one array per field: each tree breadth
+// first with a split's two children side by side (right = left + 1, one index to load), leaves looping
+// to themselves, and eight trees walked in lockstep for their depth with no data-dependent branch, so the
+// eight chains of loads overlap instead of waiting on one mispredicted branch after another. The leaves
+// are summed in tree order either way, as xgboost sums them.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +32,7 @@ class TreeEnsemble {
   // base_score + the leaf each tree routes x to. A split sends x left when x[f] < threshold, and a NaN
   // down the node's default branch (as xgboost does).
   double margin(std::span<const float> x) const;
+  double margin_reference(std::span<const float> x) const;
 
   std::size_t trees() const { return first_.size(); }
   std::size_t nodes() const { return feature_.size(); }
@@ -41,6 +50,13 @@ class TreeEnsemble {
   std::vector<std::int32_t> feature_, left_, right_;
   std::vector<float> threshold_, leaf_;
   std::vector<std::uint8_t> default_left_;
+  // The evaluation layout (see the top of this file). Feature index kLeafSlot... of a leaf reads the
+  // row's padding value 0, below its +inf threshold, and goes "left" to itself.
+  std::vector<std::int32_t> eval_root_, eval_depth_, eval_group_depth_;
+  std::vector<std::uint32_t> eval_feature_;  // feature index; bit 31: a NaN goes right
+  std::vector<std::int32_t> eval_left_;
+  std::vector<float> eval_threshold_, eval_leaf_;
+  void lay_out();
   double base_score_ = 0, rounding_bound_ = 0;
   std::size_t features_ = 0;
   std::string leaf_format_;

@@ -1,0 +1,48 @@
+// The learned predictors' cost in the wasm core, next to the roofline's, on an open model:
+//   node scripts/bench_predictors.mjs [MODEL.onnx] [--reps 15]
+// One JSON line per predictor: predict() of the default-view GPUs x 8 batch sizes (median and best ms of
+// --reps calls each, thread time not isolated: run on a quiet machine), and the difference to the roofline,
+// which is what the learned predictor adds (features + trees). Aim (issue 11): trees < 1 ms for 16 GPUs x 8
+// batches. Also the one-off cost of loadPredictor (sha256, format checks, struct-of-arrays load).
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { createPerfCard } = await import(path.join(root, 'build/wasm/dist/perfcard.js'));
+const args = process.argv.slice(2);
+const reps = args.includes('--reps') ? Number(args[args.indexOf('--reps') + 1]) : 31;
+const modelPath = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--reps') ?? path.join(root, 'public/examples/resnet50.onnx');
+
+const card = await createPerfCard();
+const trees = readFileSync(path.join(root, 'weights/trees.pcwt'));
+let t0 = performance.now();
+card.loadPredictor(trees, 'trees.pcwt');
+const loadMs = performance.now() - t0;
+const model = card.openModelSync(readFileSync(modelPath));
+const options = { devices: 'all', batch: [1, 2, 4, 8, 16, 32, 64, 128] };
+
+// The predictors take turns call by call, so that drift on a shared machine reaches all of them alike.
+const names = ['roofline', 'trees', 'auto'];
+const times = Object.fromEntries(names.map((n) => [n, []]));
+const rows = {};
+for (const n of names) rows[n] = model.predict({ ...options, predictor: n }).predictions.length;  // warm-up
+for (let i = 0; i < reps; i++) {
+  for (const n of names) {
+    const s = performance.now();
+    model.predict({ ...options, predictor: n });
+    times[n].push(performance.now() - s);
+  }
+}
+const median = (t) => [...t].sort((a, b) => a - b)[t.length >> 1];
+for (const n of names) {
+  const t = times[n];
+  console.log(JSON.stringify({
+    model: path.relative(root, modelPath), predictor: n, rows: rows[n], median_ms: Number(median(t).toFixed(3)),
+    best_ms: Number(Math.min(...t).toFixed(3)),
+    // Per call pair, so that both sides of a difference saw the same moment of the machine.
+    over_roofline_median_ms: Number(median(t.map((v, i) => v - times.roofline[i])).toFixed(3)),
+  }));
+}
+console.log(JSON.stringify({ load_predictor_ms: Number(loadMs.toFixed(2)), file_bytes: trees.length }));
+model.close();

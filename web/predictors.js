@@ -1,0 +1,50 @@
+// Learned predictors for the page, the worker and the widget. Their weights files are not in the first
+// download: each is fetched the first time a prediction asks for it (predictor 'auto' or its own name),
+// checked by the core against the manifest built into the module (size, sha256, format, feature schema),
+// and kept for the card's lifetime. A file that cannot be fetched or is refused never stops a prediction:
+// the roofline predicts instead and the caller gets a note saying why, to show.
+
+/** Learned predictor name -> its file, relative to the site's root (web/build.mjs copies them there). */
+export const LEARNED = { trees: 'predictors/trees.pcwt' };
+
+const loads = new WeakMap();  // card -> Map(name -> Promise<null | reason>)
+
+/** Loads one learned predictor into `card` once; resolves to null, or to the reason it is not loaded. */
+export function loadLearned(card, name, base, onBytes) {
+  if (!loads.has(card)) loads.set(card, new Map());
+  const mine = loads.get(card);
+  if (!mine.has(name)) {
+    mine.set(name, (async () => {
+      const url = new URL(LEARNED[name], base).href;
+      const file = LEARNED[name].split('/').pop();
+      try {
+        const r = await fetch(url, { credentials: 'same-origin' });
+        if (!r.ok) throw new Error(`HTTP ${r.status}`);
+        const bytes = new Uint8Array(await r.arrayBuffer());
+        onBytes?.(bytes.length);
+        card.loadPredictor(bytes, file);
+        return null;
+      } catch (e) {
+        return `the ${name} predictor (${file}) could not be loaded: ${e?.message ?? e}`;
+      }
+    })());
+  }
+  return mine.get(name);
+}
+
+/**
+ * The learned files `options` needs, loaded into `card`. Resolves to {options, note}: the options to predict
+ * with (a request for a learned predictor whose file was refused becomes the roofline's) and a note for the
+ * user, or null when everything asked for is there.
+ */
+export async function withPredictors(card, options, base, onBytes) {
+  const want = options.predictor ?? 'auto';
+  const names = want === 'auto' ? Object.keys(LEARNED) : LEARNED[want] ? [want] : [];
+  const notes = (await Promise.all(names.map((n) => loadLearned(card, n, base, onBytes)))).filter(Boolean);
+  if (!notes.length) return { options, note: null };
+  const fallback = want !== 'auto' && want !== 'roofline';
+  return {
+    options: fallback ? { ...options, predictor: 'roofline' } : options,
+    note: `${notes.join('; ')}. The roofline predicts ${want === 'auto' ? 'every row' : 'instead'}.`,
+  };
+}
