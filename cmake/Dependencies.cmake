@@ -1,5 +1,5 @@
 # Third-party dependencies, all from Debian: nothing is vendored.
-#  native: libprotobuf-lite, nlohmann-json3-dev and catch2 as installed packages.
+#  native: libprotobuf-lite, nlohmann-json3-dev, catch2 and libeigen3-dev as installed packages.
 #  wasm:   libprotobuf-lite built from Debian's protobuf source tarball (fetched by scripts/setup.sh),
 #          header-only libraries through a folder of symlinks so /usr/include never joins the include path.
 
@@ -77,6 +77,23 @@ if(EMSCRIPTEN)
   add_library(catch2_headers INTERFACE)
   target_include_directories(catch2_headers SYSTEM INTERFACE "${_links}")
   add_library(Catch2::Catch2 ALIAS catch2_headers)
+
+  # Eigen (header-only, the nn runtime): Debian's headers serve the wasm build too. Emscripten's toolchain
+  # confines package searches to its sysroot, where no Eigen3Config.cmake lives; then the headers are found
+  # directly and reached through the symlink folder like the others.
+  find_package(Eigen3 3.3 QUIET NO_MODULE)
+  if(NOT TARGET Eigen3::Eigen)
+    find_path(EIGEN3_INCLUDE_DIR Eigen/Core PATHS /usr/include/eigen3 NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
+    if(NOT EIGEN3_INCLUDE_DIR)
+      message(FATAL_ERROR "Eigen 3 headers not found in /usr/include/eigen3: run scripts/setup.sh first")
+    endif()
+    if(NOT EXISTS "${_links}/Eigen")
+      file(CREATE_LINK "${EIGEN3_INCLUDE_DIR}/Eigen" "${_links}/Eigen" SYMBOLIC)
+    endif()
+    add_library(eigen_headers INTERFACE)
+    target_include_directories(eigen_headers SYSTEM INTERFACE "${_links}")
+    add_library(Eigen3::Eigen ALIAS eigen_headers)
+  endif()
 else()
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(PROTOBUF_LITE REQUIRED IMPORTED_TARGET protobuf-lite)
@@ -84,4 +101,5 @@ else()
   target_link_libraries(protobuf_lite INTERFACE PkgConfig::PROTOBUF_LITE)
   find_package(nlohmann_json 3.10 REQUIRED)
   find_package(Catch2 2.13 REQUIRED)
+  find_package(Eigen3 3.3 REQUIRED NO_MODULE)
 endif()

@@ -24,6 +24,7 @@
 #include "perfcard/options.h"
 #include "perfcard/catalog_json.h"
 #include "perfcard/features.h"
+#include "perfcard/op_registry.h"
 #include "perfcard/predict.h"
 #include "perfcard/predictor_registry.h"
 #include "perfcard/report.h"
@@ -288,8 +289,14 @@ int run_features(const std::vector<std::string>& args) {
   if (json) {
     nlohmann::json cols = nlohmann::json::array();
     for (const auto& f : perfcard::feature_schema()) cols.push_back({{"name", f.name}, {"meaning", f.meaning}});
+    // The op vocabulary of graph predictors: the registry's rows in order (an op's id is its place + 1;
+    // 0 is kept for op types the registry does not know).
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& op : perfcard::all_ops())
+      ops.push_back({{"domain", op.domain}, {"op_type", op.op_type}, {"class", perfcard::op_class_name(op.cls)},
+                     {"flops_per_element", op.flops_per_element}});
     std::cout << nlohmann::json{{"version", perfcard::kFeatureSchemaVersion}, {"hash", perfcard::feature_schema_hash()},
-                                {"features", cols}}.dump(2) << "\n";
+                                {"features", cols}, {"ops", ops}}.dump(2) << "\n";
   } else {
     std::cout << "feature schema " << perfcard::kFeatureSchemaVersion << " (" << perfcard::feature_schema_hash() << ")\n";
     for (const auto& f : perfcard::feature_schema()) std::cout << "  " << f.name << "  " << f.meaning << "\n";

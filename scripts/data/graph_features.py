@@ -1,9 +1,10 @@
 """Graph features for the training tables: the op vocabulary of the core's registry, and `perfcard analyze
 --json --per-node` reduced to node features + edges + totals, cached on disk by (file sha256, bind).
 
-The vocabulary is read from core/src/op_registry.cpp (the kOps table): an op type's id is its row's place in
-the registry, id 0 is kept for op types the registry does not know (no shape rule: the core cannot cost
-them). The vocabulary is part of the schema hash, so a registry change that renumbers ids makes predictors
+The vocabulary comes from the core (`perfcard features --schema --json`, its "ops"): an op type's id is its
+row's place in the registry, id 0 is kept for op types the registry does not know (no shape rule: the core
+cannot cost them). registry() below still reads core/src/op_registry.cpp for node_cost.py's rule names:
+both go when per-op rows are costed by the core itself (issue 11). The vocabulary is part of the schema hash, so a registry change that renumbers ids makes predictors
 built on the old numbering refuse the new data instead of reading wrong op types.
 """
 from __future__ import annotations
@@ -61,8 +62,12 @@ def op_key(domain: str, op_type: str) -> str:
 
 @lru_cache(maxsize=1)
 def op_vocab() -> dict[str, int]:
+    """The core's op vocabulary (`perfcard features --schema --json`, "ops": the registry in order)."""
+    from scripts.roofline.perfcard_eval import cli
+    doc = json.loads(subprocess.run([cli(), "features", "--schema", "--json"], check=True, capture_output=True,
+                                    text=True).stdout)
     vocab = {"<unknown>": 0}
-    for r in registry():
+    for r in doc["ops"]:
         vocab.setdefault(op_key(r["domain"], r["op_type"]), len(vocab))
     return vocab
 
