@@ -11,6 +11,8 @@
 #include <string>
 
 #include "model_builder.h"
+#include "perfcard/carbon.h"
+#include "perfcard/device.h"
 #include "perfcard/error.h"
 #include "perfcard/features.h"
 #include "perfcard/onnx_loader.h"
@@ -212,4 +214,59 @@ TEST_CASE("the CLI's predictor set: auto falls back to the roofline per family; 
   CHECK(error_of([&] { perfcard::select_predictor("trees", set); }) == "predictor 'trees' is not available: its weights are not loaded");
   CHECK(error_of([&] { perfcard::select_predictor("gnn", set); }).find("not trained yet") != std::string::npos);
   CHECK(error_of([&] { perfcard::select_predictor("forest", set); }).find("unknown predictor 'forest' (known: auto,") == 0);
+}
+
+TEST_CASE("auto: the committed trees where their family beats the roofline and the row is in distribution, else the roofline") {
+  const std::string weights = repo_file("weights/trees.pcwt");
+  if (!std::filesystem::exists(weights)) {
+    WARN("weights/trees.pcwt is not committed yet");
+    return;
+  }
+  auto constants = perfcard::RooflineConstants::parse(text_of(repo_file("weights/roofline.json")));
+  auto catalog = perfcard::DeviceCatalog::parse(text_of(repo_file("weights/devices.json")));
+  auto carbon = perfcard::CarbonTable::parse(text_of(repo_file("weights/carbon_regions.json")));
+  const auto wbytes = perfcard::test::read_file(weights);
+  perfcard::PredictorSet set;
+  set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
+  set.learned.push_back(perfcard::make_learned_predictor(perfcard::read_weights(wbytes), set.roofline));
+  const auto mbytes = perfcard::test::read_file(repo_file("public/examples/resnet50.onnx"));
+  const auto model = perfcard::load_model(mbytes);
+  perfcard::PredictOptions o;
+  o.devices = {"every"};
+  o.batches = {1, 64};
+  o.predictor = "trees";
+  const auto trees = perfcard::predict(model, catalog, *perfcard::select_predictor("trees", set), constants, carbon, o);
+  o.predictor = "auto";
+  const auto autos = perfcard::predict(model, catalog, *perfcard::select_predictor("auto", set), constants, carbon, o);
+  o.predictor = "roofline";
+  const auto roof = perfcard::predict(model, catalog, *set.roofline, constants, carbon, o);
+  REQUIRE(trees.rows.size() == autos.rows.size());
+  REQUIRE(roof.rows.size() == autos.rows.size());
+  const auto& acc = dynamic_cast<const perfcard::TreesPredictor&>(*set.learned[0]).accuracy();
+  int learned = 0, fallback = 0;
+  for (std::size_t i = 0; i < autos.rows.size(); ++i) {
+    const auto& a = autos.rows[i];
+    INFO(a.device_id << " batch " << a.batch);
+    std::string family;
+    constants.family_of(*catalog.find(a.device_id), &family);
+    const auto it = acc.find(family);
+    const bool beats = it != acc.end() && it->second.beats_roofline;
+    if (beats && !trees.rows[i].out_of_distribution) {
+      CHECK(a.predictor == "trees");
+      CHECK(a.latency_ms == trees.rows[i].latency_ms);
+      ++learned;
+    } else {
+      CHECK(a.predictor == "roofline");
+      CHECK(a.latency_ms == roof.rows[i].latency_ms);
+      if (beats) {
+        ++fallback;
+        bool said = false;
+        for (const auto& w : a.warnings) said = said || w.find("would be out of distribution here") != std::string::npos;
+        CHECK(said);
+      }
+    }
+  }
+  // The committed file has both kinds of rows on the catalog's devices (else this test checks half).
+  CHECK(learned > 0);
+  CHECK(fallback > 0);
 }

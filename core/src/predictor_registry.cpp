@@ -17,7 +17,10 @@ std::string joined_names() {
   return s;
 }
 
-// Per device family: the trees where their file says they beat the roofline on held-out rows.
+// Per device family: the trees where their file says they beat the roofline on held-out rows, and only
+// for rows inside their training data. Out of distribution (a device or model unlike any they were
+// trained on) the trees extrapolate a correction nothing measured; the roofline's physics carries the
+// device and the shapes there, so it predicts, and the row says why.
 class AutoPredictor final : public Predictor {
  public:
   AutoPredictor(std::shared_ptr<const RooflinePredictor> roofline, std::shared_ptr<const TreesPredictor> trees)
@@ -32,7 +35,15 @@ class AutoPredictor final : public Predictor {
       std::string family;
       roofline_->constants().family_of(*q.device, &family);
       auto it = trees_->accuracy().find(family);
-      if (it != trees_->accuracy().end() && it->second.beats_roofline) return trees_->predict(p, q);
+      if (it != trees_->accuracy().end() && it->second.beats_roofline) {
+        PredictorOutput learned = trees_->predict(p, q);
+        if (!learned.out_of_distribution) return learned;
+        PredictorOutput out = roofline_->predict(p, q);
+        out.warnings.push_back("the trees (" + trees_->version() +
+                               ") would be out of distribution here, so the roofline predicts; they said " +
+                               std::to_string(learned.latency_ms).substr(0, 8) + " ms");
+        return out;
+      }
     }
     return roofline_->predict(p, q);
   }
