@@ -89,7 +89,8 @@ def section(held: pd.DataFrame, lodo: pd.DataFrame | None, accuracy: dict, schem
         lines.append(f"| {fam} | {a['rows']} | {_pct(a['roofline_mape'])} | {_pct(a['mape'])} | "
                      f"{'trees' if a['beats'] else 'roofline'} |")
     lines += ["", f"A family's default is the trees only where they beat the roofline on at least {MIN_ROWS_DEFAULT} "
-              "held-out rows; `--predictor auto` (the default) follows this table.", ""]
+              "held-out rows; `--predictor auto` (the default) follows this table, and uses the roofline for a row "
+              "the trees would predict out of distribution.", ""]
     if lodo is not None and len(lodo):
         lines += ["### Leave one device out", "",
                   "Each device in turn: trained on the other devices' train rows, scored on all its rows (the "
