@@ -44,26 +44,7 @@ constexpr double kUlps = 4;  // the library functions' accuracy assumed above
 constexpr double kTiny = 0x1p-149;  // fp32's smallest subnormal: the absolute floor near underflow
 double gamma_n(double k) { return k * kEps / (1 - k * kEps); }
 
-// splitmix64, and Box-Muller on top: the same numbers with libstdc++ and libc++ (native and wasm).
-struct Rng {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1p-53; }
-  double normal() {
-    const double r = std::sqrt(-2.0 * std::log(1.0 - uniform()));
-    return r * std::cos(6.283185307179586 * uniform());
-  }
-  std::vector<float> normals(std::size_t n, double scale = 1.0, double offset = 0.0) {
-    std::vector<float> v(n);
-    for (auto& x : v) x = float(offset + scale * normal());
-    return v;
-  }
-};
+using perfcard::test::Rng;
 
 Tensor2 random_tensor(Rng& rng, std::size_t rows, std::size_t cols, double scale = 1.0, double offset = 0.0) {
   return Tensor2(rows, cols, rng.normals(rows * cols, scale, offset));
@@ -135,15 +116,7 @@ struct Budget {
   }
 };
 
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const perfcard::Error& e) {
-    return e.message();
-  }
-  return "(no error)";
-}
+using perfcard::test::error_message;
 
 }  // namespace
 
@@ -154,7 +127,7 @@ TEST_CASE("Tensor2 and Matrix check their sizes; rows widen exactly from every s
   CHECK(t(1, 2) == 6.0f);
   CHECK(t.row(1)[0] == 4.0f);
   CHECK(t.shape_string() == "[2, 3]");
-  CHECK(error_of([] { Tensor2(2, 3, std::vector<float>(5)); }) == "Tensor2: 5 values for shape [2, 3]");
+  CHECK(error_message([] { Tensor2(2, 3, std::vector<float>(5)); }) == "Tensor2: 5 values for shape [2, 3]");
 
   Rng rng{1};
   const Stored w(3, 64, rng.normals(3 * 64));
@@ -172,12 +145,12 @@ TEST_CASE("Tensor2 and Matrix check their sizes; rows widen exactly from every s
   }
   CHECK(w.matrix(Storage::Q8_0, "proj").describe() == "weight 'proj' [3, 64] q8_0");
   CHECK(Matrix::f32(w.f32, 3, 64).describe() == "weight [3, 64] f32");
-  CHECK(error_of([&] { (void)w.matrix(Storage::F16, "proj").f32_values(); }) == "weight 'proj' [3, 64] f16 is not f32");
-  CHECK(error_of([&] { Matrix::f32(w.f32, 4, 64, "a"); }) == "Matrix 'a': 192 f32 values for shape [4, 64]");
-  CHECK(error_of([&] { Matrix::f16(w.f16, 3, 63); }) == "Matrix: 192 f16 values for shape [3, 63]");
-  CHECK(error_of([&] { Matrix::q8_0(w.q8, 6, 48, "q"); }) ==
+  CHECK(error_message([&] { (void)w.matrix(Storage::F16, "proj").f32_values(); }) == "weight 'proj' [3, 64] f16 is not f32");
+  CHECK(error_message([&] { Matrix::f32(w.f32, 4, 64, "a"); }) == "Matrix 'a': 192 f32 values for shape [4, 64]");
+  CHECK(error_message([&] { Matrix::f16(w.f16, 3, 63); }) == "Matrix: 192 f16 values for shape [3, 63]");
+  CHECK(error_message([&] { Matrix::q8_0(w.q8, 6, 48, "q"); }) ==
         "Matrix 'q': q8_0 needs a column count that is a multiple of 32, shape [6, 48]");
-  CHECK(error_of([&] { Matrix::q8_0(w.q8, 2, 64, "q"); }) == "Matrix 'q': 6 q8_0 blocks for shape [2, 64] (4 needed)");
+  CHECK(error_message([&] { Matrix::q8_0(w.q8, 2, 64, "q"); }) == "Matrix 'q': 6 q8_0 blocks for shape [2, 64] (4 needed)");
 }
 
 TEST_CASE("weight matrices and vectors from a weights file: dtype, rank and shape checked, data in place") {
@@ -214,15 +187,15 @@ TEST_CASE("weight matrices and vectors from a weights file: dtype, rank and shap
     CHECK(e.where().byte_offset == entry("x_bf16"));
     CHECK(e.code() == perfcard::ErrorCode::BadData);
   }
-  CHECK(error_of([&] { nn::weight_matrix(file, "bias"); }) ==
+  CHECK(error_message([&] { nn::weight_matrix(file, "bias"); }) ==
         "tensor 'bias' is f64; a weight matrix must be f32, f16 or q8_0");
-  CHECK(error_of([&] { nn::weight_matrix(file, "scalar"); }) ==
+  CHECK(error_message([&] { nn::weight_matrix(file, "scalar"); }) ==
         "tensor 'scalar' has rank 0 (shape []); a weight matrix has rank 2");
-  CHECK(error_of([&] { nn::weight_matrix(file, "x_f16", 64, 4); }) == "tensor 'x_f16' has shape [4, 64], expected [64, 4]");
-  CHECK(error_of([&] { nn::weight_matrix(file, "nope"); }) == "predictor 'example' has no tensor 'nope'");
-  CHECK(error_of([&] { nn::weight_vector(file, "bias"); }) == "tensor 'bias' is f64, expected f32");
-  CHECK(error_of([&] { nn::weight_vector(file, "x", 64); }) == "tensor 'x' has shape [4, 64], expected [64]");
-  CHECK(error_of([&] { nn::weight_vector(file, "scalar"); }) == "tensor 'scalar' has shape [], expected [-1]");
+  CHECK(error_message([&] { nn::weight_matrix(file, "x_f16", 64, 4); }) == "tensor 'x_f16' has shape [4, 64], expected [64, 4]");
+  CHECK(error_message([&] { nn::weight_matrix(file, "nope"); }) == "predictor 'example' has no tensor 'nope'");
+  CHECK(error_message([&] { nn::weight_vector(file, "bias"); }) == "tensor 'bias' is f64, expected f32");
+  CHECK(error_message([&] { nn::weight_vector(file, "x", 64); }) == "tensor 'x' has shape [4, 64], expected [64]");
+  CHECK(error_message([&] { nn::weight_vector(file, "scalar"); }) == "tensor 'scalar' has shape [], expected [-1]");
 }
 
 // ----------------------------------------------------------------------------------------------- linear

@@ -20,32 +20,15 @@
 
 #include "perfcard/error.h"
 #include "perfcard/quant.h"
+#include "test_util.h"
 
 using namespace perfcard::quant;
 
 namespace {
 
-// A portable generator (the standard distributions differ between libstdc++ and libc++).
-struct Rng {
-  std::uint64_t s;
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1p-53; }  // [0, 1)
-  double normal() {
-    const double u1 = 1.0 - uniform(), u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-};
+using perfcard::test::Rng;
 
-std::vector<float> normals(Rng& r, std::size_t n, double scale = 1.0) {
-  std::vector<float> v(n);
-  for (auto& x : v) x = float(r.normal() * scale);
-  return v;
-}
+std::vector<float> normals(Rng& r, std::size_t n, double scale = 1.0) { return r.normals(n, scale); }
 
 bool is_nan16(std::uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0; }
 

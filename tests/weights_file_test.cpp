@@ -173,16 +173,7 @@ void expect_error(const Bytes& bytes, const std::string& message, std::optional<
   }
 }
 
-// The message (without the location suffix) of the perfcard::Error that f throws.
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const perfcard::Error& e) {
-    return e.message();
-  }
-  return "(no error)";
-}
+using perfcard::test::error_message;
 
 // An aligned copy of a file's bytes (std::vector<uint8_t> storage comes from operator new: aligned for
 // every fundamental type).
@@ -287,7 +278,7 @@ TEST_CASE("a newer minor version is read, skipping what this build does not know
   const auto& future = w.tensor("future");
   CHECK(std::uint32_t(future.dtype) == 77);
   CHECK(future.bytes.size() == 10);
-  CHECK(error_of([&] { future.to_f32(); }) ==
+  CHECK(error_message([&] { future.to_f32(); }) ==
         "tensor 'future' has dtype code 77 unknown to this build (file format minor version newer than 0)");
   CHECK(w.tensor("x").f32().size() == 256);
 }
@@ -602,19 +593,19 @@ TEST_CASE("accessor errors name the predictor, the key or tensor, and what was e
   b.tensors.push_back({"q", 32, {1, 32}, Bytes(34, 0)});
   const Bytes bytes = b.bytes();
   const WeightsFile w = read_weights(bytes);
-  CHECK(error_of([&] { w.get("nope"); }) == "predictor 'latency' has no metadata 'nope'");
-  CHECK(error_of([&] { w.get_string("lr"); }) == "metadata 'lr' is float64, expected string");
-  CHECK(error_of([&] { w.get_int("lr"); }) == "metadata 'lr' is float64, expected int64");
-  CHECK(error_of([&] { w.get_bool("predictor"); }) == "metadata 'predictor' is string, expected bool");
-  CHECK(error_of([&] { w.get_floats("training.sources"); }) == "metadata 'training.sources' is array<string>, expected array<float64>");
+  CHECK(error_message([&] { w.get("nope"); }) == "predictor 'latency' has no metadata 'nope'");
+  CHECK(error_message([&] { w.get_string("lr"); }) == "metadata 'lr' is float64, expected string");
+  CHECK(error_message([&] { w.get_int("lr"); }) == "metadata 'lr' is float64, expected int64");
+  CHECK(error_message([&] { w.get_bool("predictor"); }) == "metadata 'predictor' is string, expected bool");
+  CHECK(error_message([&] { w.get_floats("training.sources"); }) == "metadata 'training.sources' is array<string>, expected array<float64>");
   CHECK(w.get_float("lr") == 0.5);
-  CHECK(error_of([&] { w.tensor("nope"); }) == "predictor 'latency' has no tensor 'nope'");
-  CHECK(error_of([&] { w.tensor("w", WDType::Q8_0, {2, 3}); }) == "tensor 'w' is f32, expected q8_0");
-  CHECK(error_of([&] { w.tensor("w", WDType::F32, {3, 2}); }) == "tensor 'w' has shape [2, 3], expected [3, 2]");
-  CHECK(error_of([&] { w.tensor("w", WDType::F32, {-1}); }) == "tensor 'w' has shape [2, 3], expected [-1]");
+  CHECK(error_message([&] { w.tensor("nope"); }) == "predictor 'latency' has no tensor 'nope'");
+  CHECK(error_message([&] { w.tensor("w", WDType::Q8_0, {2, 3}); }) == "tensor 'w' is f32, expected q8_0");
+  CHECK(error_message([&] { w.tensor("w", WDType::F32, {3, 2}); }) == "tensor 'w' has shape [2, 3], expected [3, 2]");
+  CHECK(error_message([&] { w.tensor("w", WDType::F32, {-1}); }) == "tensor 'w' has shape [2, 3], expected [-1]");
   CHECK(w.tensor("w", WDType::F32, {-1, 3}).elements() == 6);
-  CHECK(error_of([&] { w.tensor("w").q8_0(); }) == "tensor 'w' is f32, not q8_0");
-  CHECK(error_of([&] { w.tensor("q").f32(); }) == "tensor 'q' is q8_0, not f32");
+  CHECK(error_message([&] { w.tensor("w").q8_0(); }) == "tensor 'w' is f32, not q8_0");
+  CHECK(error_message([&] { w.tensor("q").f32(); }) == "tensor 'q' is q8_0, not f32");
   CHECK(w.tensor("q").q8_0().size() == 1);
   try {
     w.require_schema_hash("sha256:0ther");
@@ -631,7 +622,7 @@ TEST_CASE("accessor errors name the predictor, the key or tensor, and what was e
   Bytes shifted(bytes.size() + 1);
   std::copy(bytes.begin(), bytes.end(), shifted.begin() + 1);
   const WeightsFile s = read_weights(std::span(shifted).subspan(1));
-  CHECK(error_of([&] { s.tensor("w").f32(); }) == "tensor 'w': data is not 4-byte aligned in memory; load the file into an aligned buffer");
+  CHECK(error_message([&] { s.tensor("w").f32(); }) == "tensor 'w': data is not 4-byte aligned in memory; load the file into an aligned buffer");
   CHECK(s.tensor("q").q8_0().size() == 1);  // blocks have alignment 1
 }
 

@@ -76,40 +76,27 @@ const char* storage_name(Storage s) {
   return "?";
 }
 
+namespace {
+// Elements (f32, f16) for a [rows, cols] matrix, or an error naming the storage and the counts.
+void require_values(const std::string& name, std::size_t got, const char* storage, std::size_t rows, std::size_t cols) {
+  if (got != checked_count(rows, cols, "Matrix"))
+    throw data_error(matrix_label(name) + ": " + std::to_string(got) + " " + storage + " values for shape " +
+                     shape(rows, cols));
+}
+}  // namespace
+
 Matrix Matrix::f32(std::span<const float> values, std::size_t rows, std::size_t cols, std::string name) {
-  Matrix m;
-  m.name_ = std::move(name);
-  if (values.size() != checked_count(rows, cols, "Matrix")) {
-    throw data_error(matrix_label(m.name_) + ": " +
-                     std::to_string(values.size()) + " f32 values for shape " + shape(rows, cols));
-  }
-  m.data_ = values.data();
-  m.rows_ = rows;
-  m.cols_ = cols;
-  m.count_ = values.size();
-  m.storage_ = Storage::F32;
-  return m;
+  require_values(name, values.size(), "f32", rows, cols);
+  return Matrix(values.data(), values.size(), rows, cols, Storage::F32, std::move(name));
 }
 
 Matrix Matrix::f16(std::span<const std::uint16_t> bits, std::size_t rows, std::size_t cols, std::string name) {
-  Matrix m;
-  m.name_ = std::move(name);
-  if (bits.size() != checked_count(rows, cols, "Matrix")) {
-    throw data_error(matrix_label(m.name_) + ": " +
-                     std::to_string(bits.size()) + " f16 values for shape " + shape(rows, cols));
-  }
-  m.data_ = bits.data();
-  m.rows_ = rows;
-  m.cols_ = cols;
-  m.count_ = bits.size();
-  m.storage_ = Storage::F16;
-  return m;
+  require_values(name, bits.size(), "f16", rows, cols);
+  return Matrix(bits.data(), bits.size(), rows, cols, Storage::F16, std::move(name));
 }
 
 Matrix Matrix::q8_0(std::span<const quant::BlockQ8_0> blocks, std::size_t rows, std::size_t cols, std::string name) {
-  Matrix m;
-  m.name_ = std::move(name);
-  const std::string label = matrix_label(m.name_);
+  const std::string label = matrix_label(name);
   if (cols % quant::kBlockSize != 0) {
     throw data_error(label + ": q8_0 needs a column count that is a multiple of 32, shape " + shape(rows, cols));
   }
@@ -117,12 +104,7 @@ Matrix Matrix::q8_0(std::span<const quant::BlockQ8_0> blocks, std::size_t rows, 
     throw data_error(label + ": " + std::to_string(blocks.size()) + " q8_0 blocks for shape " + shape(rows, cols) +
                      " (" + std::to_string(rows * cols / quant::kBlockSize) + " needed)");
   }
-  m.data_ = blocks.data();
-  m.rows_ = rows;
-  m.cols_ = cols;
-  m.count_ = blocks.size();
-  m.storage_ = Storage::Q8_0;
-  return m;
+  return Matrix(blocks.data(), blocks.size(), rows, cols, Storage::Q8_0, std::move(name));
 }
 
 namespace {

@@ -85,6 +85,10 @@ class Matrix {
   std::string describe() const;
 
  private:
+  // The factories' one constructor, after each has checked its own storage's sizes.
+  Matrix(const void* data, std::size_t count, std::size_t rows, std::size_t cols, Storage storage, std::string name)
+      : data_(data), rows_(rows), cols_(cols), count_(count), storage_(storage), name_(std::move(name)) {}
+
   const void* data_ = nullptr;
   std::size_t rows_ = 0, cols_ = 0, count_ = 0;  // count_: elements (f32, f16) or blocks (q8_0)
   Storage storage_ = Storage::F32;
