@@ -295,8 +295,12 @@ int run_features(const std::vector<std::string>& args) {
     for (const auto& op : perfcard::all_ops())
       ops.push_back({{"domain", op.domain}, {"op_type", op.op_type}, {"class", perfcard::op_class_name(op.cls)},
                      {"flops_per_element", op.flops_per_element}});
+    // The op classes in enum order: a graph predictor's class id is the place here.
+    nlohmann::json classes = nlohmann::json::array();
+    for (int c = 0; c <= int(perfcard::OpClass::Other); ++c)
+      classes.push_back(perfcard::op_class_name(perfcard::OpClass(c)));
     std::cout << nlohmann::json{{"version", perfcard::kFeatureSchemaVersion}, {"hash", perfcard::feature_schema_hash()},
-                                {"features", cols}, {"ops", ops}}.dump(2) << "\n";
+                                {"features", cols}, {"ops", ops}, {"op_classes", classes}}.dump(2) << "\n";
   } else {
     std::cout << "feature schema " << perfcard::kFeatureSchemaVersion << " (" << perfcard::feature_schema_hash() << ")\n";
     for (const auto& f : perfcard::feature_schema()) std::cout << "  " << f.name << "  " << f.meaning << "\n";

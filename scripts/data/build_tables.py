@@ -27,7 +27,7 @@ import pandas as pd
 
 from scripts import paths
 from scripts.data import catalog_features, devices, op_table, sources
-from scripts.data.graph_features import (NODE_FEATURES, OP_CLASSES, TOTALS, AnalyzeCache, op_vocab,
+from scripts.data.graph_features import (NODE_FEATURES, TOTALS, AnalyzeCache, op_classes, op_vocab,
                                          schema_hash)
 from scripts.data.zoo_index import LEGACY, ZooIndex
 from scripts.zoo import manifest as zm
@@ -270,7 +270,7 @@ def vocabularies(whole: pd.DataFrame) -> dict:
         return sorted({str(x) for x in whole[col].dropna().unique()}) if len(whole) else []
     devs = sorted({str(d) if isinstance(d, str) else f"raw:{r}" for d, r in zip(whole.device_id, whole.device_raw)}) \
         if len(whole) else []
-    return {"op_type": op_vocab(), "op_class": OP_CLASSES, "device": devs, "precision": vals("precision"),
+    return {"op_type": op_vocab(), "op_class": op_classes(), "device": devs, "precision": vals("precision"),
             "runtime": vals("runtime"), "source": vals("source")}
 
 

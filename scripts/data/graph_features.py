@@ -3,9 +3,8 @@
 
 The vocabulary comes from the core (`perfcard features --schema --json`, its "ops"): an op type's id is its
 row's place in the registry, id 0 is kept for op types the registry does not know (no shape rule: the core
-cannot cost them). registry() below still reads core/src/op_registry.cpp for node_cost.py's rule names:
-both go when per-op rows are costed by the core itself (issue 11). The vocabulary is part of the schema hash, so a registry change that renumbers ids makes predictors
-built on the old numbering refuse the new data instead of reading wrong op types.
+cannot cost them). The vocabulary is part of the schema hash, so a registry change that renumbers ids makes
+predictors built on the old numbering refuse the new data instead of reading wrong op types.
 """
 from __future__ import annotations
 
@@ -14,23 +13,8 @@ import hashlib
 import json
 import math
 import os
-import re
 import subprocess
 from functools import lru_cache
-from pathlib import Path
-
-from scripts import paths
-
-REGISTRY_CPP = Path(paths.ROOT) / "core" / "src" / "op_registry.cpp"
-
-# The core's OpClass values as `analyze --json` spells them (docs/analyze-json.md), in enum order.
-OP_CLASSES = ["conv", "matmul", "elementwise", "reduction", "normalization", "softmax", "pooling",
-              "data_movement", "view", "metadata", "quantize", "control", "other"]
-_CLASS_OF_ENUM = {"Conv": "conv", "MatMul": "matmul", "Elementwise": "elementwise", "Reduction": "reduction",
-                  "Normalization": "normalization", "Softmax": "softmax", "Pooling": "pooling",
-                  "DataMovement": "data_movement", "View": "view", "Metadata": "metadata", "Quantize": "quantize",
-                  "Control": "control", "Other": "other"}
-_ROW = re.compile(r'\{"([^"]*)",\s*"([^"]+)",\s*C::(\w+),\s*(\w+),\s*(\w+),\s*([0-9.eE+-]+)\}')
 
 # Node features, in column order of the graph dataset's `node_feat` (op type and class ids are separate int
 # arrays). Changing this list changes the schema hash, so predictors trained on the old layout refuse it.
@@ -43,40 +27,29 @@ TOTALS = ["macs", "flops", "params", "weight_bytes", "activations", "bytes_read"
 CACHE_VERSION = 1
 
 
-@lru_cache(maxsize=1)
-def registry() -> list[dict]:
-    """The kOps rows: domain, op_type, class, shape rule, cost rule, FLOP constant."""
-    rows = []
-    for m in _ROW.finditer(REGISTRY_CPP.read_text()):
-        dom, op, cls, rule, cost, k = m.groups()
-        rows.append({"domain": dom, "op_type": op, "class": _CLASS_OF_ENUM[cls], "rule": rule, "cost": cost,
-                     "k": float(k)})
-    if len(rows) < 100:
-        raise RuntimeError(f"op registry parse found only {len(rows)} rows in {REGISTRY_CPP}")
-    return rows
-
-
 def op_key(domain: str, op_type: str) -> str:
     return op_type if domain in ("", "ai.onnx") else f"{domain}::{op_type}"
 
 
 @lru_cache(maxsize=1)
+def _schema() -> dict:
+    from scripts.roofline.perfcard_eval import cli
+    return json.loads(subprocess.run([cli(), "features", "--schema", "--json"], check=True, capture_output=True,
+                                     text=True).stdout)
+
+
+def op_classes() -> list[str]:
+    """The core's op classes as `analyze --json` spells them, in enum order (a class id is its place)."""
+    return list(_schema()["op_classes"])
+
+
+@lru_cache(maxsize=1)
 def op_vocab() -> dict[str, int]:
     """The core's op vocabulary (`perfcard features --schema --json`, "ops": the registry in order)."""
-    from scripts.roofline.perfcard_eval import cli
-    doc = json.loads(subprocess.run([cli(), "features", "--schema", "--json"], check=True, capture_output=True,
-                                    text=True).stdout)
     vocab = {"<unknown>": 0}
-    for r in doc["ops"]:
+    for r in _schema()["ops"]:
         vocab.setdefault(op_key(r["domain"], r["op_type"]), len(vocab))
     return vocab
-
-
-def registry_row(op_type: str, domain: str = "") -> dict:
-    for r in registry():
-        if r["op_type"] == op_type and r["domain"] == domain:
-            return r
-    raise KeyError(op_key(domain, op_type))
 
 
 def file_sha256(path: str) -> str:
@@ -101,12 +74,13 @@ def reduce_analysis(doc: dict) -> dict:
             if o:  # an omitted optional output is null
                 producer[o["name"]] = i
     ops, classes, feats, edges = [], [], [], []
-    mix_flops = {c: 0.0 for c in OP_CLASSES}
-    mix_nodes = {c: 0 for c in OP_CLASSES}
+    classes_of = op_classes()
+    mix_flops = {c: 0.0 for c in classes_of}
+    mix_nodes = {c: 0 for c in classes_of}
     for i, n in enumerate(nodes):
         cls = n.get("class", "other")
         ops.append(vocab.get(op_key(n.get("domain", ""), n["op_type"]), 0))
-        classes.append(OP_CLASSES.index(cls) if cls in OP_CLASSES else OP_CLASSES.index("other"))
+        classes.append(classes_of.index(cls) if cls in classes_of else classes_of.index("other"))
         mix_flops[cls] = mix_flops.get(cls, 0.0) + float(n.get("flops") or 0.0)
         mix_nodes[cls] = mix_nodes.get(cls, 0) + 1
         outs = n.get("outputs") or []

@@ -1,5 +1,6 @@
 """Per-op table: NeuSight GEMM kernels and Vidur per-operator times, each row keyed the way the core describes
-a node (op type, class, input/output shapes and dtypes, FLOPs, bytes, params by scripts/data/node_cost.py).
+a node (op type, class, input/output shapes and dtypes; FLOPs, bytes and params by the core itself, through
+scripts/data/core_cost.py).
 
 NeuSight `linear` (torch.nn.functional.linear, X[M,K] @ W^T) -> MatMul X[M,K] x W[K,N] with W an initializer
 (whether NeuSight's runs add a bias is not in the data; a bias would add M*N FLOPs); `bmm` -> MatMul
@@ -18,7 +19,7 @@ import pandas as pd
 
 from . import catalog_features, sources
 from .graph_features import op_key, op_vocab
-from .node_cost import Node, Tensor, cost
+from .core_cost import Node, Tensor, cost_nodes
 
 OP_COLUMNS = ["source", "split", "device_id", "device_raw", "device_kind", "in_catalog", "precision", "runtime",
               "n_devices", "op_type", "op_domain", "op_vocab_id", "op_class", "dtype", "input_shapes",
@@ -32,11 +33,10 @@ def hash_split(key: str) -> str:
     return "train" if u < 0.70 else ("val" if u < 0.85 else "test")
 
 
-def _row(node: Node, base: dict) -> dict:
-    c = cost(node)
+def _row(node: Node, c: dict, base: dict) -> dict:
     return dict(base, op_type=node.op_type, op_domain=node.domain,
                 op_vocab_id=op_vocab().get(op_key(node.domain, node.op_type), 0), op_class=c["op_class"],
-                dtype=node.inputs[0].dtype if node.op_type != "Gather" else node.inputs[0].dtype,
+                dtype=node.inputs[0].dtype,
                 input_shapes=json.dumps([t.shape for t in node.inputs], separators=(",", ":")),
                 input_initializer=json.dumps([t.initializer for t in node.inputs]),
                 output_shape=json.dumps(node.outputs[0].shape, separators=(",", ":")),
@@ -94,14 +94,13 @@ def _base(r, source: str) -> dict:
 
 
 def build(report: dict) -> pd.DataFrame:
-    rows = []
+    described = []  # (node, base columns): costed together by the core at the end
     ns = sources.load("neusight_gemm_ops_fp32")
     rep = report.setdefault("neusight_gemm_ops_fp32", {"matched": Counter(), "unmatched": Counter()})
     for r in ns.itertuples(index=False):
         node = neusight_nodes(r.model, int(r.batch), int(r.neusight_M), int(r.neusight_N), int(r.neusight_K))
-        row = _row(node, _base(r, "neusight_gemm_ops_fp32"))
-        row.update(split=r.neusight_split, source_op=r.model, source_model=r.neusight_kernel)
-        rows.append(row)
+        described.append((node, dict(_base(r, "neusight_gemm_ops_fp32"), split=r.neusight_split,
+                                     source_op=r.model, source_model=r.neusight_kernel)))
         rep["matched"][catalog_features.canonical(r.device_id) or f"raw:{r.device_raw}"] += 1
     vd = sources.load("vidur_mlp_op_times")
     rep = report.setdefault("vidur_mlp_op_times", {"matched": Counter(), "unmatched": Counter()})
@@ -111,8 +110,10 @@ def build(report: dict) -> pd.DataFrame:
         if node is None:
             rep["unmatched"][(dev, f"{r.vidur_op}: several ONNX ops, no single node")] += 1
             continue
-        row = _row(node, _base(r, "vidur_mlp_op_times"))
-        row.update(split=hash_split(r.model), source_op=r.vidur_op, source_model=r.model)
-        rows.append(row)
+        described.append((node, dict(_base(r, "vidur_mlp_op_times"), split=hash_split(r.model),
+                                     source_op=r.vidur_op, source_model=r.model)))
         rep["matched"][dev] += 1
+    from scripts.roofline.perfcard_eval import cli
+    costs = cost_nodes([n for n, _ in described], cli())
+    rows = [_row(n, c, base) for (n, base), c in zip(described, costs)]
     return pd.DataFrame(rows, columns=OP_COLUMNS)

@@ -18,8 +18,8 @@ import numpy as np
 
 from scripts import paths
 from scripts.data import build_tables, op_table, sources
-from scripts.data.graph_features import op_vocab, schema_hash
-from scripts.data.node_cost import Node, Tensor, cost
+from scripts.data.graph_features import op_classes, op_vocab, schema_hash
+from scripts.data.core_cost import Node, Tensor, cost_nodes, graph_of
 from scripts.zoo import manifest as zm
 
 _STATE: dict = {}
@@ -84,28 +84,11 @@ def ops():
     return _STATE["ops"], _STATE["ops_report"]
 
 
-def analyze_one_node(node: Node, opset: int = 17) -> dict:
-    """The core's --per-node figures for a graph of just this node (initializers hold zeros)."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    np_dtype = {"float32": np.float32, "float16": np.float16, "int64": np.int64}
-    onnx_dtype = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16, "int64": TensorProto.INT64}
-    inputs, inits, names = [], [], []
-    for i, t in enumerate(node.inputs):
-        name = f"in{i}"
-        names.append(name)
-        if t.initializer:
-            inits.append(numpy_helper.from_array(np.zeros(t.shape, dtype=np_dtype[t.dtype]), name))
-        else:
-            inputs.append(helper.make_tensor_value_info(name, onnx_dtype[t.dtype], t.shape))
-    outputs = [helper.make_tensor_value_info(f"out{i}", onnx_dtype[t.dtype], t.shape)
-               for i, t in enumerate(node.outputs)]
-    n = helper.make_node(node.op_type, names, [o.name for o in outputs], domain=node.domain, **node.attrs)
-    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(node.domain, 1)] if node.domain else [])
-    model = helper.make_model(helper.make_graph([n], "one", inputs, outputs, inits), opset_imports=opsets)
+def analyze_one_node(node: Node) -> dict:
+    """The core's --per-node figures for a graph of just this node, its initializers inline zeros (the
+    tables cost many nodes per graph with unbacked external initializers: both must agree)."""
     with tempfile.NamedTemporaryFile(suffix=".onnx", delete=False) as f:
-        f.write(model.SerializeToString())
+        f.write(graph_of([node], external=False).SerializeToString())
         path = f.name
     try:
         r = subprocess.run([zm.perfcard_binary(), "analyze", path, "--json", "--per-node"], capture_output=True,
@@ -218,14 +201,14 @@ class MatchTest(unittest.TestCase):
 
 
 class CoreAgreementTest(unittest.TestCase):
-    """The per-op table's FLOPs/bytes/params are the core's: one-node graphs through `perfcard analyze`."""
+    """The per-op table's FLOPs/bytes/params are the core's, costed many nodes to a graph with unbacked
+    external weights: a sample of rows equals one-node graphs with real (zero) weights."""
 
     def setUp(self):
         _require()
 
-    def check(self, node: Node, want: dict | None = None, opset: int = 17):
-        got = analyze_one_node(node, opset)
-        want = want or cost(node)
+    def check(self, node: Node, want: dict):
+        got = analyze_one_node(node)
         for k in ("macs", "flops", "bytes_read", "bytes_written", "params"):
             self.assertAlmostEqual(float(got.get(k) or 0), float(want[k]), delta=1e-9 * max(1.0, float(want[k])),
                                    msg=f"{node.op_type} {k}")
@@ -241,12 +224,8 @@ class CoreAgreementTest(unittest.TestCase):
                                                                       .itertuples(index=False)):
                 if row.wbytes > 64 << 20:
                     continue
-                node = node_of_row(row)
-                opset = 20 if op == "Gelu" else 17
                 with self.subTest(source=src, op=op, shapes=row.input_shapes):
-                    self.check(node, {"macs": row.macs, "flops": row.flops, "bytes_read": row.bytes_read,
-                                      "bytes_written": row.bytes_written, "params": row.params,
-                                      "op_class": row.op_class}, opset)
+                    self.check(node_of_row(row), row._asdict())
                     picked += 1
         self.assertGreaterEqual(picked, 12)
 
@@ -254,8 +233,26 @@ class CoreAgreementTest(unittest.TestCase):
         f = "float32"
         node = Node("Gemm", [Tensor([64, 32], f), Tensor([48, 64], f, True), Tensor([48], f, True)],
                     [Tensor([32, 48], f)], attrs={"transA": 1, "transB": 1})
-        self.check(node)
-        self.assertEqual(cost(node)["flops"], 2 * 32 * 48 * 64 + 32 * 48)
+        (c,) = cost_nodes([node], zm.perfcard_binary())
+        self.assertEqual(c["flops"], 2 * 32 * 48 * 64 + 32 * 48)
+        self.assertEqual(c["params"], 48 * 64 + 48)
+        self.check(node, c)
+
+    def test_equal_descriptions_are_costed_once_and_each_row_gets_its_own(self):
+        f = "float16"
+        small = Node("MatMul", [Tensor([8, 16], f), Tensor([16, 4], f, True)], [Tensor([8, 4], f)])
+        big = Node("MatMul", [Tensor([8, 16], f), Tensor([16, 32], f, True)], [Tensor([8, 32], f)])
+        got = cost_nodes([small, big, small], zm.perfcard_binary(), chunk=1)
+        self.assertEqual([c["macs"] for c in got], [8 * 4 * 16, 8 * 32 * 16, 8 * 4 * 16])
+
+    def test_a_description_the_core_disagrees_with_is_an_error(self):
+        f = "float32"
+        wrong = Node("MatMul", [Tensor([8, 16], f), Tensor([16, 4], f, True)], [Tensor([8, 5], f)])
+        with self.assertRaisesRegex(ValueError, r"infers output \[8, 4\].*says \[8, 5\]"):
+            cost_nodes([wrong], zm.perfcard_binary())
+        unknown = Node("NoSuchOp", [Tensor([8], f)], [Tensor([8], f)])
+        with self.assertRaisesRegex(ValueError, "cannot cost NoSuchOp"):
+            cost_nodes([unknown], zm.perfcard_binary())
 
 
 class GraphDatasetTest(unittest.TestCase):
@@ -280,6 +277,13 @@ class GraphDatasetTest(unittest.TestCase):
         self.assertIn("Conv", v)
         self.assertIn("com.microsoft::SkipLayerNormalization", v)
         self.assertEqual(len(set(v.values())), len(v))
+
+    def test_op_classes_are_the_cores(self):
+        classes = op_classes()
+        self.assertEqual((classes[0], classes[-1]), ("conv", "other"))
+        self.assertEqual(len(set(classes)), len(classes))
+        df, _ = ops()
+        self.assertTrue(set(df.op_class) <= set(classes))
 
     def test_npz_is_consistent(self):
         t, whole = tables()
