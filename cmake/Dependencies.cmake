@@ -11,6 +11,12 @@ if(EMSCRIPTEN)
   # and every current browser (Chrome 95, Firefox 100, Safari 15.2) support it.
   add_compile_options(-fwasm-exceptions)
   add_link_options(-fwasm-exceptions)
+  # 128-bit SIMD (Chrome 91, Firefox 89, Safari 16.4, Node 16) for the nn runtime's dense maths, where
+  # it makes Eigen's products ~2.8x faster (docs/nn-runtime.md). core/CMakeLists.txt applies it to those
+  # files only: the trees' lockstep walk ran ~10% slower with it and the page's module grew 6 KiB gzip.
+  # A cache variable, so that a bench can build without it and compare.
+  set(PERFCARD_WASM_SIMD_FLAGS "-msimd128" CACHE STRING "SIMD flags of the nn runtime in the wasm build")
+  separate_arguments(PERFCARD_WASM_SIMD_OPTIONS UNIX_COMMAND "${PERFCARD_WASM_SIMD_FLAGS}")
   # Emscripten 3.1.6 has libc++ 13: the few C++20 library features it lacks and the core uses.
   add_compile_options("SHELL:-include ${CMAKE_SOURCE_DIR}/wasm/compat/libcxx_compat.h")
   # ctest runs wasm executables in node. Node 20's fetch cannot read file paths, which Emscripten 3.1.6

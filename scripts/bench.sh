@@ -19,3 +19,8 @@ if [ -f scripts/bench_wasm.mjs ]; then
   echo "# wasm (node $(node --version), scripts/bench_wasm.mjs)"
   for m in "${models[@]}"; do node --no-experimental-fetch scripts/bench_wasm.mjs "$m"; done
 fi
+echo "# predictors over the roofline in wasm (scripts/bench_predictors.mjs)"
+node scripts/bench_predictors.mjs
+echo "# nn runtime: scalar reference vs Eigen, native then wasm with SIMD (perfcard_nn_bench)"
+build/native/core/perfcard_nn_bench
+node --no-experimental-fetch build/wasm/core/perfcard_nn_bench.js

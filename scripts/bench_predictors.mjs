@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { createPerfCard } = await import(path.join(root, 'build/wasm/dist/perfcard.js'));
+// PERFCARD_DIST: another build's dist/ (to compare builds, e.g. with and without wasm SIMD).
+const dist = process.env.PERFCARD_DIST ?? path.join(root, 'build/wasm/dist');
+const { createPerfCard } = await import(path.join(dist, 'perfcard.js'));
 const args = process.argv.slice(2);
 const reps = args.includes('--reps') ? Number(args[args.indexOf('--reps') + 1]) : 31;
 const modelPath = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--reps') ?? path.join(root, 'public/examples/resnet50.onnx');
