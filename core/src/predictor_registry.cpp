@@ -4,6 +4,7 @@
 
 #include "perfcard/error.h"
 #include "perfcard/sha256.h"
+#include "perfcard/gnn_predictor.h"
 #include "perfcard/trees_predictor.h"
 
 namespace perfcard {
@@ -81,7 +82,8 @@ std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
                                                         std::shared_ptr<const RooflinePredictor> roofline) {
   const std::string_view kind = file.predictor();
   if (kind == "trees") return std::make_shared<TreesPredictor>(file, std::move(roofline));
-  throw data_error("the weights file holds a '" + std::string(kind) + "' predictor, which this build cannot run (it runs: trees)");
+  if (kind == "gnn") return std::make_shared<GnnPredictor>(file, std::move(roofline));
+  throw data_error("the weights file holds a '" + std::string(kind) + "' predictor, which this build cannot run (it runs: trees, gnn)");
 }
 
 std::shared_ptr<const Predictor> select_predictor(std::string_view name, const PredictorSet& set) {
@@ -96,7 +98,7 @@ std::shared_ptr<const Predictor> select_predictor(std::string_view name, const P
   for (auto n : kNames)
     if (n == name)
       throw option_error("predictor '" + std::string(name) + "' is not available: its weights are not loaded" +
-                         (name == "trees" ? "" : " (not trained yet)"));
+                         (name == "trees" || name == "gnn" ? "" : " (not trained yet)"));
   throw option_error("unknown predictor '" + std::string(name) + "' (known: " + joined_names() + ")");
 }
 

@@ -590,13 +590,15 @@ const TensorInfo& WeightsFile::tensor(std::string_view name, WDType expected,
   return t;
 }
 
-void WeightsFile::require_schema_hash(std::string_view expected) const {
-  const std::string_view got = get_string("feature_schema.hash");
+void WeightsFile::require_schema_hash(std::string_view expected, std::string_view key) const {
+  const std::string_view got = get_string(key);
   if (got == expected) return;
+  std::string what(key.substr(0, key.rfind(".hash")));  // "feature_schema" -> "feature schema"
+  std::replace(what.begin(), what.end(), '_', ' ');
   throw at("predictor " + quoted(predictor()) + " (version " + std::to_string(predictor_version()) +
-               ") was trained on feature schema " + quoted(got) + ", but this build computes " + quoted(expected) +
+               ") was trained on " + what + " " + quoted(got) + ", but this build computes " + quoted(expected) +
                "; retrain the predictor or use the PerfCard version it was trained for",
-           get("feature_schema.hash").byte_offset);
+           get(key).byte_offset);
 }
 
 // ---------------------------------------------------------------------------------------------- tensors

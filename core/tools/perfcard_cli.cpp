@@ -24,6 +24,7 @@
 #include "perfcard/options.h"
 #include "perfcard/catalog_json.h"
 #include "perfcard/features.h"
+#include "perfcard/operator_graph.h"
 #include "perfcard/op_registry.h"
 #include "perfcard/predict.h"
 #include "perfcard/predictor_registry.h"
@@ -118,7 +119,7 @@ perfcard::PredictorSet load_predictors(const perfcard::RooflineConstants& consta
   perfcard::PredictorSet set;
   set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
   const std::string manifest = weights_bytes(weights_dir, "manifest.json");
-  for (const char* name : {"trees.pcwt"}) {
+  for (const char* name : {"trees.pcwt", "gnn.pcwt"}) {
     const std::string bytes = weights_bytes(weights_dir, name);
     if (bytes.empty()) continue;
     try {
@@ -201,7 +202,8 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
 // Calibration, evaluation and the training tables ask for thousands of predictions; one process answers
 // them all, so the scripts drive the very code the CLI and the web page run, never a re-implementation.
 // A query: {"model", "dims", "device", "precision", "runtime", "threads", "compute_scale",
-// "bandwidth_scale", "samples" (default dims.batch or 1), "predictor" (default roofline), "features"}.
+// "bandwidth_scale", "samples" (default dims.batch or 1), "predictor" (default roofline), "features", "graph"
+// (the operator graph a graph predictor reads, operator_graph.h)}.
 int run_eval(const std::vector<std::string>& args) {
   std::string queries, constants_file, devices_file, weights_dir;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -269,6 +271,15 @@ int run_eval(const std::vector<std::string>& args) {
         for (float v : f) row.push_back(std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v));
         out["features"] = std::move(row);
       }
+      if (q.value("graph", false)) {
+        const perfcard::OperatorGraph og = perfcard::operator_graph(*m, *a, samples);
+        nlohmann::json x = nlohmann::json::array();
+        for (std::size_t i = 0; i < og.nodes; ++i)
+          x.push_back(std::vector<float>(og.x.begin() + std::ptrdiff_t(i * og.features),
+                                         og.x.begin() + std::ptrdiff_t((i + 1) * og.features)));
+        out["graph"] = {{"schema_hash", perfcard::graph_schema_hash()}, {"op", og.op}, {"class", og.op_class},
+                        {"x", std::move(x)}, {"src", og.edge_src}, {"dst", og.edge_dst}};
+      }
     } catch (const std::exception& e) {
       out["error"] = e.what();
     }
@@ -299,8 +310,13 @@ int run_features(const std::vector<std::string>& args) {
     nlohmann::json classes = nlohmann::json::array();
     for (int c = 0; c <= int(perfcard::OpClass::Other); ++c)
       classes.push_back(perfcard::op_class_name(perfcard::OpClass(c)));
+    nlohmann::json node_cols = nlohmann::json::array();
+    for (const auto& f : perfcard::node_feature_schema()) node_cols.push_back({{"name", f.name}, {"meaning", f.meaning}});
+    nlohmann::json graph{{"version", perfcard::kGraphSchemaVersion}, {"hash", perfcard::graph_schema_hash()},
+                         {"node_features", node_cols}};
     std::cout << nlohmann::json{{"version", perfcard::kFeatureSchemaVersion}, {"hash", perfcard::feature_schema_hash()},
-                                {"features", cols}, {"ops", ops}, {"op_classes", classes}}.dump(2) << "\n";
+                                {"features", cols}, {"ops", ops}, {"op_classes", classes}, {"graph", graph}}.dump(2)
+              << "\n";
   } else {
     std::cout << "feature schema " << perfcard::kFeatureSchemaVersion << " (" << perfcard::feature_schema_hash() << ")\n";
     for (const auto& f : perfcard::feature_schema()) std::cout << "  " << f.name << "  " << f.meaning << "\n";

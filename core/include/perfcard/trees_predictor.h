@@ -12,6 +12,7 @@
 
 #include "perfcard/features.h"
 #include "perfcard/roofline_predictor.h"
+#include "perfcard/training_domain.h"
 #include "perfcard/trees.h"
 #include "perfcard/weights_file.h"
 
@@ -24,13 +25,6 @@ class TreesPrepared : public RooflinePrepared {
   FeatureBuilder features;
 };
 
-// Held-out accuracy of a learned predictor for one device family, as its file records it.
-struct FamilyAccuracy {
-  double mape = 0;
-  std::int64_t rows = 0;
-  bool beats_roofline = false;  // on the same held-out rows: where it is the default predictor
-};
-
 class TreesPredictor final : public Predictor {
  public:
   // Checks the file's predictor name, version and feature schema hash against this build.
@@ -40,7 +34,7 @@ class TreesPredictor final : public Predictor {
   std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const override;
   PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
 
-  const std::map<std::string, FamilyAccuracy>& accuracy() const { return accuracy_; }
+  const std::map<std::string, FamilyAccuracy>& accuracy() const { return domain_.accuracy(); }
   const TreeEnsemble& ensemble() const { return trees_; }
   const std::string& provenance() const { return provenance_; }
 
@@ -48,11 +42,8 @@ class TreesPredictor final : public Predictor {
   std::shared_ptr<const RooflinePredictor> roofline_;
   TreeEnsemble trees_;
   std::string version_, provenance_;
-  double clamp_lo_ = -3, clamp_hi_ = 3;  // the training labels' range: the correction stays inside it
-  std::vector<float> train_min_, train_max_;
+  TrainingDomain domain_;
   std::vector<bool> used_;
-  std::vector<std::string> trained_families_;
-  std::map<std::string, FamilyAccuracy> accuracy_;
 };
 
 }  // namespace perfcard

@@ -122,9 +122,10 @@ class WeightsFile {
   const TensorInfo& tensor(std::string_view name) const;
   const TensorInfo& tensor(std::string_view name, WDType expected, std::initializer_list<std::int64_t> dims) const;
 
-  // Throws unless metadata "feature_schema.hash" equals `expected` (the hash of the feature schema this
-  // build computes): a predictor trained on other features must not be run on these.
-  void require_schema_hash(std::string_view expected) const;
+  // Throws unless metadata `key` equals `expected` (the hash of the schema this build computes: the feature
+  // row's, or "graph_schema.hash" for the operator graph's): a predictor trained on other features must not
+  // be run on these.
+  void require_schema_hash(std::string_view expected, std::string_view key = "feature_schema.hash") const;
 };
 
 // The metadata keys every file must carry (docs/weights-format.md), with their types.

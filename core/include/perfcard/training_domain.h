@@ -1,0 +1,49 @@
+// What a learned predictor's file says about the rows it was trained on, and the one rule every learned
+// predictor applies with it: held-out accuracy per device family (the row's uncertainty, and where the
+// predictor is the default), the families it saw, the range of each feature in its training rows and of
+// its target. A row outside them is out of distribution, and says why in words.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "perfcard/predictor.h"
+#include "perfcard/weights_file.h"
+
+namespace perfcard {
+
+// Held-out accuracy of a learned predictor for one device family, as its file records it.
+struct FamilyAccuracy {
+  double mape = 0;
+  std::int64_t rows = 0;
+  bool beats_roofline = false;  // on the same held-out rows: where it is the default predictor
+};
+
+class TrainingDomain {
+ public:
+  TrainingDomain() = default;
+  // Reads target.min/max, train.min/max (`features` values each), training.families and accuracy.*.
+  TrainingDomain(const WeightsFile& file, std::size_t features);
+
+  // The correction held to the training labels' range (a warning is added to `out` when it had to be;
+  // `whose`: "trees'", "the GNN's").
+  double clamp(double margin, PredictorOutput& out, std::string_view whose) const;
+  // Sets out.uncertainty (the family's held-out MAPE, else `fallback`) and out.out_of_distribution with its
+  // reasons: a family never trained on, or a feature (among `used`; empty = all) outside the training
+  // rows' range by more than a tenth of that range. Out of distribution doubles the uncertainty.
+  void judge(const std::string& family, std::span<const float> row, const std::vector<bool>& used, double fallback,
+             PredictorOutput& out) const;
+
+  const std::map<std::string, FamilyAccuracy>& accuracy() const { return accuracy_; }
+
+ private:
+  double lo_ = -3, hi_ = 3;
+  std::vector<float> train_min_, train_max_;
+  std::vector<std::string> families_;
+  std::map<std::string, FamilyAccuracy> accuracy_;
+};
+
+}  // namespace perfcard

@@ -1,0 +1,64 @@
+#include "perfcard/training_domain.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "perfcard/error.h"
+#include "perfcard/features.h"
+
+namespace perfcard {
+
+TrainingDomain::TrainingDomain(const WeightsFile& w, std::size_t n) {
+  lo_ = w.get_float("target.min");
+  hi_ = w.get_float("target.max");
+  if (!(lo_ <= hi_) || !std::isfinite(lo_) || !std::isfinite(hi_))
+    throw data_error("target.min / target.max are not a finite range");
+  const auto lo = w.tensor("train.min", WDType::F32, {std::int64_t(n)}).f32();
+  const auto hi = w.tensor("train.max", WDType::F32, {std::int64_t(n)}).f32();
+  train_min_.assign(lo.begin(), lo.end());
+  train_max_.assign(hi.begin(), hi.end());
+  families_ = w.get_strings("training.families");
+  const auto& fam = w.get_strings("accuracy.families");
+  const auto& mape = w.get_floats("accuracy.mape");
+  const auto& rows = w.get_ints("accuracy.rows");
+  const auto& beats = w.get_ints("accuracy.beats_roofline");
+  if (mape.size() != fam.size() || rows.size() != fam.size() || beats.size() != fam.size())
+    throw data_error("the accuracy.* arrays differ in length");
+  for (std::size_t i = 0; i < fam.size(); ++i) {
+    if (!(mape[i] >= 0) || !std::isfinite(mape[i])) throw data_error("accuracy.mape of '" + fam[i] + "' is not a finite number >= 0");
+    accuracy_[fam[i]] = {mape[i], rows[i], beats[i] != 0};
+  }
+}
+
+double TrainingDomain::clamp(double margin, PredictorOutput& out, std::string_view whose) const {
+  const double c = std::clamp(margin, lo_, hi_);
+  if (c != margin)
+    out.warnings.push_back(std::string(whose) + " correction was held to the range seen in training (x" +
+                           std::to_string(std::exp(c)).substr(0, 5) + ")");
+  return c;
+}
+
+void TrainingDomain::judge(const std::string& family, std::span<const float> row, const std::vector<bool>& used,
+                           double fallback, PredictorOutput& out) const {
+  auto acc = accuracy_.find(family);
+  out.uncertainty = acc != accuracy_.end() && acc->second.rows > 0 ? acc->second.mape : fallback;
+  if (std::find(families_.begin(), families_.end(), family) == families_.end()) {
+    out.out_of_distribution = true;
+    out.warnings.push_back("out of distribution: no measured rows of device family '" + family + "' were trained on");
+  }
+  const auto schema = feature_schema();
+  std::string outside;
+  for (std::size_t i = 0; i < row.size() && i < train_min_.size(); ++i) {
+    if ((!used.empty() && !used[i]) || std::isnan(row[i]) || std::isnan(train_min_[i])) continue;
+    const double margin = 0.1 * std::max(1e-3, double(train_max_[i]) - double(train_min_[i]));
+    if (row[i] < train_min_[i] - margin || row[i] > train_max_[i] + margin)
+      outside += (outside.empty() ? "" : ", ") + std::string(i < schema.size() ? schema[i].name : "?");
+  }
+  if (!outside.empty()) {
+    out.out_of_distribution = true;
+    out.warnings.push_back("out of distribution: outside the training rows' range: " + outside);
+  }
+  if (out.out_of_distribution) out.uncertainty *= 2;
+}
+
+}  // namespace perfcard

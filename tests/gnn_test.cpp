@@ -1,0 +1,178 @@
+// The GNN predictor: the operator graph the core hands it (edges, op ids, per-sample features), the
+// committed weights/gnn.pcwt against the training script's float64 forward pass on the same weights
+// (tests/data/gnn_parity.pcwt), and the files it must refuse.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "model_builder.h"
+#include "perfcard/device.h"
+#include "perfcard/error.h"
+#include "perfcard/gnn_predictor.h"
+#include "perfcard/onnx_loader.h"
+#include "perfcard/operator_graph.h"
+#include "perfcard/predictor_registry.h"
+#include "test_util.h"
+
+namespace {
+
+std::string repo_file(const std::string& rel) { return perfcard::test::data_path("../../" + rel); }
+
+std::string text_of(const std::string& path) {
+  const auto b = perfcard::test::read_file(path);
+  return std::string(b.begin(), b.end());
+}
+
+float feature(const perfcard::OperatorGraph& g, std::size_t node, std::string_view name) {
+  const auto schema = perfcard::node_feature_schema();
+  for (std::size_t k = 0; k < schema.size(); ++k)
+    if (schema[k].name == name) return g.x[node * g.features + k];
+  FAIL("no node feature " << name);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("the operator graph: producer -> consumer edges, registry op ids, costs per sample, weights apart") {
+  perfcard::test::ModelBuilder mb;
+  mb.input("x", 1, {"batch", 64});
+  mb.initializer("w", 1, {64, 32});
+  mb.node("MatMul", {"x", "w"}, {"y"});
+  mb.node("Relu", {"y"}, {"r"});
+  mb.node("Add", {"y", "r"}, {"z"});  // reads y and r: two edges in, y has two consumers
+  mb.node("NoSuchOp", {"z"}, {"u"});
+  mb.output("u");
+  const auto model = perfcard::load_model(mb.bytes());
+  auto at_batch = [&](std::int64_t b) {
+    perfcard::AnalyzeOptions ao;
+    ao.dims.values["batch"] = b;
+    const auto a = perfcard::analyze(model, ao);
+    return perfcard::operator_graph(model, a, b);
+  };
+  const auto g = at_batch(1);
+  REQUIRE(g.nodes == 4);
+  CHECK(g.features == perfcard::node_feature_schema().size());
+  CHECK(g.op[0] == perfcard::op_id("", "MatMul"));
+  CHECK(g.op[1] == perfcard::op_id("", "Relu"));
+  CHECK(g.op[0] > 0);
+  CHECK(g.op[3] == 0);  // unknown to the registry
+  CHECK(g.unknown_ops == 1);
+  CHECK(g.op_class[0] == std::int32_t(perfcard::OpClass::MatMul));
+  std::set<std::pair<int, int>> edges;
+  for (std::size_t e = 0; e < g.edge_src.size(); ++e) edges.insert({g.edge_src[e], g.edge_dst[e]});
+  CHECK(edges == std::set<std::pair<int, int>>{{0, 1}, {0, 2}, {1, 2}, {2, 3}});
+  CHECK(feature(g, 0, "log_flops") == Approx(std::log1p(2.0 * 64 * 32)));
+  CHECK(feature(g, 0, "log_weight_bytes") == Approx(std::log1p(64.0 * 32 * 4)));
+  CHECK(feature(g, 0, "log_act_bytes_read") == Approx(std::log1p(64.0 * 4)));
+  CHECK(feature(g, 0, "log_consumers") == Approx(std::log1p(2.0)));
+  CHECK(feature(g, 0, "cost_known") == 1.f);
+  CHECK(feature(g, 3, "cost_known") == 0.f);
+  // Per sample: the same graph at batch 16 has the same features (the batch reaches predictors elsewhere).
+  const auto g16 = at_batch(16);
+  REQUIRE(g16.x.size() == g.x.size());
+  for (std::size_t i = 0; i < g.x.size(); ++i) CHECK(g16.x[i] == Approx(g.x[i]).epsilon(1e-6));
+  CHECK(perfcard::graph_schema_hash().size() == 64);
+  CHECK(perfcard::graph_schema_hash() != perfcard::feature_schema_hash());
+}
+
+TEST_CASE("the committed GNN matches the training script's forward pass on its own stored weights") {
+  const std::string weights = repo_file("weights/gnn.pcwt");
+  if (!std::filesystem::exists(weights)) {
+    WARN("weights/gnn.pcwt is not committed yet: parity not checked");
+    return;
+  }
+  const auto wbytes = perfcard::test::read_file(weights);
+  const auto file = perfcard::read_weights(wbytes);
+  const perfcard::GnnModel model(file);
+  const auto pbytes = perfcard::test::read_file(perfcard::test::data_path("gnn_parity.pcwt"));
+  const auto parity = perfcard::read_weights(pbytes);
+  parity.require_schema_hash(perfcard::feature_schema_hash());
+  parity.require_schema_hash(perfcard::graph_schema_hash(), "graph_schema.hash");
+  const std::size_t F = perfcard::node_feature_schema().size(), R = perfcard::feature_schema().size();
+  const auto op = parity.tensor("op").i32(), cls = parity.tensor("class").i32();
+  const auto x = parity.tensor("x").f32(), rows = parity.tensor("row").f32();
+  const auto src = parity.tensor("src").i32(), dst = parity.tensor("dst").i32();
+  const auto nptr = parity.tensor("node_ptr").i32(), eptr = parity.tensor("edge_ptr").i32();
+  const auto margin = parity.tensor("margin").f32();
+  REQUIRE(margin.size() + 1 == nptr.size());
+  REQUIRE(margin.size() >= 12);
+  // Bounds on |core - numpy float64| of the predicted log ratio, both on the weights as stored (so the
+  // storage's own rounding is not in them): the reference path accumulates in fp64 and differs only by
+  // the fp32 activations between layers (~1e-6 relative, over a few layers of O(10) values); the fast path
+  // accumulates in fp32 over ~200-wide dot products and node means over up to 10^4 nodes. 1e-3 in a log
+  // ratio is 0.1% of a latency, far below any predictor's error.
+  const double ref_bound = 1e-4, fast_bound = 1e-3;
+  double worst_ref = 0, worst_fast = 0;
+  for (std::size_t r = 0; r < margin.size(); ++r) {
+    perfcard::OperatorGraph g;
+    const auto n0 = std::size_t(nptr[r]), n1 = std::size_t(nptr[r + 1]);
+    const auto e0 = std::size_t(eptr[r]), e1 = std::size_t(eptr[r + 1]);
+    g.nodes = n1 - n0;
+    g.features = F;
+    g.op.assign(op.begin() + std::ptrdiff_t(n0), op.begin() + std::ptrdiff_t(n1));
+    g.op_class.assign(cls.begin() + std::ptrdiff_t(n0), cls.begin() + std::ptrdiff_t(n1));
+    g.x.assign(x.begin() + std::ptrdiff_t(n0 * F), x.begin() + std::ptrdiff_t(n1 * F));
+    g.edge_src.assign(src.begin() + std::ptrdiff_t(e0), src.begin() + std::ptrdiff_t(e1));
+    g.edge_dst.assign(dst.begin() + std::ptrdiff_t(e0), dst.begin() + std::ptrdiff_t(e1));
+    const auto row = rows.subspan(r * R, R);
+    const double ref = model.head(model.embed(g, perfcard::nn::Path::Reference), row, perfcard::nn::Path::Reference);
+    const double fast = model.head(model.embed(g), row);
+    worst_ref = std::max(worst_ref, std::fabs(ref - double(margin[r])));
+    worst_fast = std::max(worst_fast, std::fabs(fast - double(margin[r])));
+  }
+  INFO("worst |core - numpy|: reference path " << worst_ref << ", fast path " << worst_fast << " over "
+                                               << margin.size() << " rows");
+  CHECK(worst_ref <= ref_bound);
+  CHECK(worst_fast <= fast_bound);
+}
+
+TEST_CASE("the GNN predictor corrects the roofline, says so, and refuses files of another schema") {
+  const std::string weights = repo_file("weights/gnn.pcwt");
+  if (!std::filesystem::exists(weights)) {
+    WARN("weights/gnn.pcwt is not committed yet");
+    return;
+  }
+  auto bytes = perfcard::test::read_file(weights);
+  perfcard::verify_weights(text_of(repo_file("weights/manifest.json")), "gnn.pcwt", bytes);
+  auto constants = perfcard::RooflineConstants::parse(text_of(repo_file("weights/roofline.json")));
+  auto catalog = perfcard::DeviceCatalog::parse(text_of(repo_file("weights/devices.json")));
+  auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
+  perfcard::PredictorSet set{roofline, {perfcard::make_learned_predictor(perfcard::read_weights(bytes), roofline)}};
+  const auto gnn = perfcard::select_predictor("gnn", set);
+  CHECK(gnn->name() == "gnn");
+
+  const auto model = perfcard::load_model(perfcard::test::read_file(repo_file("public/examples/resnet50.onnx")));
+  perfcard::AnalyzeOptions ao;
+  ao.dims.values["batch"] = 8;
+  const auto analysis = perfcard::analyze(model, ao);
+  auto prepared = gnn->prepare({&model, &analysis, "pytorch-eager", perfcard::Precision::FP16, 8});
+  for (const char* id : {"rtx3090", "titanxp", "h100-sxm5-80gb"}) {
+    const auto out = gnn->predict(*prepared, {&catalog.get(id)});
+    INFO(id);
+    CHECK(out.predictor == "gnn");
+    CHECK(out.version.rfind("gnn-1.", 0) == 0);
+    CHECK(out.baseline_ms == Approx(roofline->predict(*prepared, {&catalog.get(id)}).latency_ms));
+    CHECK(out.latency_ms > 0);
+    CHECK(std::isfinite(out.latency_ms));
+    CHECK(out.uncertainty > 0);
+  }
+  // Another graph schema: refused by name, with what to do.
+  const auto file = perfcard::read_weights(bytes);
+  try {
+    file.require_schema_hash(std::string(64, '0'), "graph_schema.hash");
+    FAIL("a wrong graph schema hash was accepted");
+  } catch (const perfcard::Error& e) {
+    CHECK(std::string(e.what()).find("was trained on graph schema") != std::string::npos);
+  }
+  // A trees file is not a GNN.
+  const auto tbytes = perfcard::test::read_file(repo_file("weights/trees.pcwt"));
+  try {
+    perfcard::GnnPredictor bad(perfcard::read_weights(tbytes), roofline);
+    FAIL("a trees file made a GNN");
+  } catch (const perfcard::Error& e) {
+    CHECK(std::string(e.what()) == "the file is a 'trees' predictor, not 'gnn'");
+  }
+}
