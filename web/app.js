@@ -489,6 +489,8 @@ function renderProvenance() {
     h('p', {}, 'Learned: ', h('strong', { text: 'trees' }),
       ' — gradient-boosted trees over the core\'s features that correct the roofline (they predict measured ÷ roofline latency). With predictor "auto" they predict a device family only where they beat the roofline on held-out model families; the table names the predictor of every row, and rows outside the training data are marked "out of distribution" with a doubled error band. The family figures below are the roofline\'s; the learned ones are on the ',
       h('a', { href: 'accuracy.html', text: 'accuracy page' }), '.'),
+    h('p', {}, 'Learned: ', h('strong', { text: 'GNN' }),
+      ' — a graph neural network over the operator graph (each node\'s op type and per-sample costs, message passing along the edges) with a head that reads the same features as the trees; it predicts the same correction. Pick it in the Predictor selector; it is not the default for any family yet.'),
     h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Uncertainty by device family' },
       h('table', { class: 'acc-table' },
         h('caption', { text: 'Uncertainty shown with each latency: held-out error (MAPE) of the predictor for the device family' }),

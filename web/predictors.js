@@ -5,7 +5,9 @@
 // the roofline predicts instead and the caller gets a note saying why, to show.
 
 /** Learned predictor name -> its file, relative to the site's root (web/build.mjs copies them there). */
-export const LEARNED = { trees: 'predictors/trees.pcwt' };
+export const LEARNED = { trees: 'predictors/trees.pcwt', gnn: 'predictors/gnn.pcwt' };
+/** The learned predictors 'auto' chooses among (the core's AutoPredictor): only their files are fetched for it. */
+export const AUTO_CHOOSES = ['trees'];
 
 const loads = new WeakMap();  // card -> Map(name -> Promise<null | reason>)
 
@@ -39,7 +41,7 @@ export function loadLearned(card, name, base, onBytes) {
  */
 export async function withPredictors(card, options, base, onBytes) {
   const want = options.predictor ?? 'auto';
-  const names = want === 'auto' ? Object.keys(LEARNED) : LEARNED[want] ? [want] : [];
+  const names = want === 'auto' ? AUTO_CHOOSES : LEARNED[want] ? [want] : [];
   const notes = (await Promise.all(names.map((n) => loadLearned(card, n, base, onBytes)))).filter(Boolean);
   if (!notes.length) return { options, note: null };
   const fallback = want !== 'auto' && want !== 'roofline';

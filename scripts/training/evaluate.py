@@ -3,7 +3,8 @@
     nice -n 19 /usr/bin/python3 -m scripts.training.evaluate [--update-doc | --check]
 
 Held-out families: the core predicts every held-out row with `--predictor trees` (the committed
-weights/trees.pcwt, through `perfcard eval`), beside the roofline on the same rows. Leave one device out
+weights/trees.pcwt, through `perfcard eval`), beside the roofline on the same rows; and with `--predictor gnn`
+when weights/gnn.pcwt is committed. Leave one device out
 retrains (the shipped file never saw a held-out device only when that device is left out of training), with
 the same deterministic recipe as scripts/training/trees.py. --update-doc writes the section of
 docs/accuracy.md between its markers; --check exits 1 when the figures a clean clone computes differ from
@@ -22,7 +23,7 @@ import numpy as np
 
 from scripts import paths
 from scripts.roofline.perfcard_eval import run_queries
-from scripts.training import report, rows as trows, trees
+from scripts.training import gnn, report, rows as trows, trees
 from scripts.weights import pcwt
 
 
@@ -61,16 +62,23 @@ def main(argv=None) -> int:
                                          test.threads)]
     res = run_queries(qs)
     test["trees_ms"] = [r["latency_ms"] for r in res]
+    gnn_block = None
+    if os.path.exists(gnn.OUT):
+        res = run_queries([dict(q, predictor="gnn") for q in qs])
+        test["gnn_ms"] = [r["latency_ms"] for r in res]
+        g = pcwt.read_bytes(open(gnn.OUT, "rb").read())
+        gnn_block = report.gnn_lines(test, f"gnn-{gnn.PREDICTOR_VERSION}.{meta(g, 'training.date')}."
+                                           f"{meta(g, 'gnn.storage')}")
     held = report.table(test, "held-out families")
     accuracy = report.family_accuracy(test)
     lodo_tab = None
     if not args.no_lodo:
         lodo_tab = report.table(trees.lodo(df, sorted(df.device_id.unique())), "leave one device out")
     version = f"trees-{trees.PREDICTOR_VERSION}.{meta(w, 'training.date')}"
-    block = report.section(held, lodo_tab, accuracy, schema, version)
+    block = report.section(held, lodo_tab, accuracy, schema, version, gnn_block)
     print(block)
     if args.update_doc:
-        report.update_doc(held, lodo_tab, accuracy, schema, version)
+        report.update_doc(held, lodo_tab, accuracy, schema, version, gnn_block)
     if args.check:
         committed = report.committed_section()
         if committed.strip() != block.strip():

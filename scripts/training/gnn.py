@@ -8,8 +8,9 @@ log(measured / roofline latency), the residual the roofline misses, like the tre
 Rows and splits are the trees' (scripts/training/rows.py: held-out model families never trained on). The
 graphs come from `perfcard eval` queries with "graph": true, so the node features are the core's own.
 --write exports weights/gnn.pcwt (metadata, the weights in the chosen storage) and the parity rows the C++
-tests replay (tests/data/gnn_parity.pcwt: graphs, feature rows and this module's forward pass on the
-weights as stored, so that the test measures the core's arithmetic, not the quantization).
+tests replay (tests/data/gnn_parity.pcwt: graphs, feature rows and this module's float64 forward pass on the
+weights as written, so that the test measures the core's arithmetic, not the quantization; --parity-only
+rewrites it from the committed file).
 
 Architecture (names are the weights file's tensors; every matrix is [out, in], in padded with zero columns
 to a multiple of 32 so any storage can hold it):
@@ -219,17 +220,6 @@ def weight_tensors(model, node_norm: Norm, row_norm: Norm, storage: str) -> dict
     return out
 
 
-def as_stored(tensors: dict) -> dict:
-    """What the core reads back: q8_0 dequantized, fp16 widened (the parity reference's weights)."""
-    out = {}
-    for k, v in tensors.items():
-        if isinstance(v, pcwt.Q8_0):
-            out[k] = pcwt.dequantize(pcwt.quantize_q8_0(v.values), "q8_0", v.values.shape)
-        else:
-            out[k] = np.asarray(v, np.float32)
-    return out
-
-
 def reference_forward(w: dict, layers: int, g: dict, row: np.ndarray) -> float:
     """The forward pass in numpy, float64, on the weights as stored: what the core must reproduce."""
     f8 = lambda a: np.asarray(a, np.float64)
@@ -256,7 +246,7 @@ def reference_forward(w: dict, layers: int, g: dict, row: np.ndarray) -> float:
 
 
 def export(model, node_norm, row_norm, train: pd.DataFrame, accuracy: dict, schema: dict, storage: str,
-           provenance: str, help_sample: int) -> tuple[bytes, dict]:
+           provenance: str, help_sample: int) -> bytes:
     tensors = weight_tensors(model, node_norm, row_norm, storage)
     x = trows.feature_matrix(train)
     with np.errstate(all="ignore"):
@@ -280,16 +270,23 @@ def export(model, node_norm, row_norm, train: pd.DataFrame, accuracy: dict, sche
             "accuracy.beats_roofline": pcwt.Array("int64", [int(accuracy[f]["beats"]) for f in fams]),
             "accuracy.split": "held-out model families (30% of families, never trained on)",
             "training.recipe": json.dumps(dict(HYPER, help_sample=help_sample, storage=storage), sort_keys=True)}
-    return pcwt.write_bytes(meta, tensors), tensors
+    return pcwt.write_bytes(meta, tensors)
 
 
-def write_parity(tensors: dict, test: pd.DataFrame, graphs, gid, schema: dict, limit: int = 48) -> int:
+def stored_weights(path: str = OUT) -> dict:
+    """The tensors of a written GNN file as float32, read back the way the core reads them."""
+    with open(path, "rb") as f:
+        w = pcwt.read_bytes(f.read())
+    return {k: t.to_f32() for k, t in w.tensors.items()}
+
+
+def write_parity(test: pd.DataFrame, graphs, gid, schema: dict, limit: int = 48) -> int:
     """A per-source sample of held-out rows: their graphs (concatenated, with offsets), feature rows and the
-    numpy reference margin on the weights as stored."""
+    numpy reference margin on the weights as written to weights/gnn.pcwt."""
     per = max(1, limit // test.source.nunique())
     take = pd.concat([g.sample(min(len(g), per), random_state=0) for _, g in test.groupby("source")])
     tgid = gid[take.index.to_numpy()]
-    w = as_stored(tensors)
+    w = stored_weights()
     rowsx = trows.feature_matrix(take)
     ref = np.array([reference_forward(w, HYPER["layers"], graphs[g], r) for g, r in zip(tgid, rowsx)], np.float32)
     ops, cls, xs, src, dst, nptr, eptr = [], [], [], [], [], [0], [0]
@@ -299,6 +296,7 @@ def write_parity(tensors: dict, test: pd.DataFrame, graphs, gid, schema: dict, l
         nptr.append(nptr[-1] + len(gr["op"])), eptr.append(eptr[-1] + len(gr["src"]))
     meta = {"predictor": "gnn-parity", "predictor.version": PREDICTOR_VERSION, "feature_schema.hash": schema["hash"],
             "graph_schema.hash": schema["graph"]["hash"], "created_by": "scripts/training/gnn.py",
+            "training.commit": git_commit(), "training.date": datetime.date.today().isoformat(),
             "training.provenance": "held-out rows and the numpy float64 forward pass on weights/gnn.pcwt as stored",
             "training.sources": pcwt.Array("string", sorted(take.source.unique()))}
     pcwt.write(PARITY, meta, {
@@ -317,6 +315,8 @@ def main(argv=None) -> int:
     ap.add_argument("--storage", choices=["q8_0", "f16", "f32"], default="q8_0")
     ap.add_argument("--epochs", type=int, default=HYPER["epochs"])
     ap.add_argument("--help-sample", type=int, default=1000, help="NAS-Bench-201 cells taken from HELP")
+    ap.add_argument("--parity-only", action="store_true",
+                    help="rewrite tests/data/gnn_parity.pcwt from the committed weights/gnn.pcwt (no training)")
     args = ap.parse_args(argv)
     HYPER["epochs"] = args.epochs
 
@@ -329,6 +329,9 @@ def main(argv=None) -> int:
     if {g["schema_hash"] for g in graphs} != {schema["graph"]["hash"]}:
         raise SystemExit("the CLI's graphs are not of the schema it reports: rebuild")
     train_mask, test_mask = (df.split == "train").to_numpy(), (df.split == "test").to_numpy()
+    if args.parity_only:
+        print(f"wrote {PARITY} ({write_parity(df[test_mask], graphs, gid, schema)} rows)")
+        return 0
     train, test = df[train_mask], df[test_mask].copy()
     print(f"{len(df)} rows ({len(train)} train, {len(test)} held-out), {len(graphs)} graphs")
     model, node_norm, row_norm = fit(train.reset_index(drop=True), graphs, gid[train_mask], n_ops, n_cls)
@@ -345,11 +348,10 @@ def main(argv=None) -> int:
         prov = (f"GraphSAGE-style GNN {json.dumps(HYPER, sort_keys=True)}; rows: " +
                 ", ".join(f"{s} {n}" for s, n in train.source.value_counts().items()) +
                 f"; train split of a by-family split (30% of families held out); HELP sample {args.help_sample} cells")
-        data, tensors = export(model, node_norm, row_norm, train, accuracy, schema, args.storage, prov,
-                               args.help_sample)
+        data = export(model, node_norm, row_norm, train, accuracy, schema, args.storage, prov, args.help_sample)
         with open(OUT, "wb") as f:
             f.write(data)
-        n = write_parity(tensors, df[test_mask], graphs, gid, schema)
+        n = write_parity(df[test_mask], graphs, gid, schema)
         print(f"wrote {OUT} ({len(data)} bytes, {args.storage}) and {PARITY} ({n} rows)")
         refresh_manifest()
     return 0

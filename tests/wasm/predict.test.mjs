@@ -27,6 +27,8 @@ const resnet = readFileSync(resnetPath);
 // instance so that predict() and the CLI run the same predictors.
 const treesPath = join(root, 'weights', 'trees.pcwt');
 const trees = readFileSync(treesPath);
+const gnnPath = join(root, 'weights', 'gnn.pcwt');
+const noGnn = existsSync(gnnPath) ? false : 'weights/gnn.pcwt is not committed';
 
 let api;
 let scratch;
@@ -35,6 +37,7 @@ before(async () => {
   assert.ok(existsSync(entry), `${entry} is missing: run scripts/build.sh`);
   api = await import(pathToFileURL(entry).href);
   await api.loadPredictor(trees, 'trees.pcwt');
+  if (!noGnn) await api.loadPredictor(readFileSync(gnnPath), 'gnn.pcwt');
   scratch = mkdtempSync(join(tmpdir(), 'perfcard-wasm-predict-'));
 });
 after(() => {
@@ -121,6 +124,26 @@ describe('predict() returns the CLI document', () => {
       const want = runCli(join(dir, f), options);
       assert.ok(want.ok, `${f}: ${want.message}`);
       assert.deepEqual(await runWasm(readFileSync(join(dir, f)), options), want, f);
+    }
+  });
+
+  // The GNN's dense maths sum in a different order natively (SSE) and in wasm (SIMD128), so its rows agree
+  // to float rounding rather than bit for bit: everything else must be equal.
+  test('the GNN predicts what the CLI predicts, to float rounding', { skip: noCli || noGnn }, async () => {
+    const options = { devices: 'every', batch: [1, 8], predictor: 'gnn' };
+    for (const path of [resnetPath, tinyPath]) {
+      const want = runCli(path, options);
+      assert.ok(want.ok, want.message);
+      const got = await runWasm(readFileSync(path), options);
+      assert.ok(got.ok, got.message);
+      assert.equal(got.doc.predictions.length, want.doc.predictions.length);
+      got.doc.predictions.forEach((g, i) => {
+        const w = want.doc.predictions[i];
+        assert.deepEqual(g.predictor, w.predictor);
+        assert.equal(g.device, w.device);
+        assert.equal(g.out_of_distribution, w.out_of_distribution);
+        assert.ok(Math.abs(g.latency_ms / w.latency_ms - 1) < 1e-5, `${w.device} b${w.batch}: ${g.latency_ms} vs ${w.latency_ms}`);
+      });
     }
   });
 
