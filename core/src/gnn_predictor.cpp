@@ -209,17 +209,10 @@ PredictorOutput GnnPredictor::predict(const Prepared& prepared, const DeviceQuer
   if (!p) throw internal_error("a gnn prediction was asked with state prepared by another predictor");
   RooflineResult r = roofline_->time(*p, q);
   const std::vector<float> row = p->features.row(*q.device, q, r);
-  PredictorOutput out;
-  out.warnings = std::move(r.warnings);
-  const double correction = domain_.clamp(model_.head(p->embedding, row), out, "the GNN's");
+  const double margin = model_.head(p->embedding, row);
+  PredictorOutput out = domain_.correct(std::move(r), margin, "the GNN's");
   out.predictor = name();
   out.version = version_;
-  out.baseline_ms = r.latency_ms;
-  out.latency_ms = r.latency_ms * std::exp(correction);
-  out.busy_ms = std::min(r.gpu_busy_ms, out.latency_ms);
-  out.busy_fraction = out.latency_ms > 0 ? out.busy_ms / out.latency_ms : 0;
-  out.intensity = r.intensity;
-  out.kernels = std::move(r.kernels);
   if (p->unknown_ops > 0) {
     out.out_of_distribution = true;
     out.warnings.push_back("out of distribution: " + std::to_string(p->unknown_ops) +

@@ -38,6 +38,19 @@ double TrainingDomain::clamp(double margin, PredictorOutput& out, std::string_vi
   return c;
 }
 
+PredictorOutput TrainingDomain::correct(RooflineResult r, double margin, std::string_view whose) const {
+  PredictorOutput out;
+  out.warnings = std::move(r.warnings);
+  const double correction = clamp(margin, out, whose);
+  out.baseline_ms = r.latency_ms;
+  out.latency_ms = r.latency_ms * std::exp(correction);
+  out.busy_ms = std::min(r.gpu_busy_ms, out.latency_ms);
+  out.busy_fraction = out.latency_ms > 0 ? out.busy_ms / out.latency_ms : 0;
+  out.intensity = r.intensity;
+  out.kernels = std::move(r.kernels);
+  return out;
+}
+
 void TrainingDomain::judge(const std::string& family, std::span<const float> row, const std::vector<bool>& used,
                            double fallback, PredictorOutput& out) const {
   auto acc = accuracy_.find(family);

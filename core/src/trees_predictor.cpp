@@ -37,18 +37,9 @@ PredictorOutput TreesPredictor::predict(const Prepared& prepared, const DeviceQu
   RooflineResult r = roofline_->time(*p, q);
   const std::vector<float> row = p->features.row(*q.device, q, r);
   const double margin = trees_.margin(row);
-  PredictorOutput out;
-  out.warnings = std::move(r.warnings);
-  const double correction = domain_.clamp(margin, out, "the trees'");
+  PredictorOutput out = domain_.correct(std::move(r), margin, "the trees'");
   out.predictor = name();
   out.version = version_;
-  out.baseline_ms = r.latency_ms;
-  out.latency_ms = r.latency_ms * std::exp(correction);
-  // The device stays as busy as the roofline says; the wall time is what the trees correct.
-  out.busy_ms = std::min(r.gpu_busy_ms, out.latency_ms);
-  out.busy_fraction = out.latency_ms > 0 ? out.busy_ms / out.latency_ms : 0;
-  out.intensity = r.intensity;
-  out.kernels = std::move(r.kernels);
   std::string family;
   roofline_->constants().family_of(*q.device, &family);
   domain_.judge(family, row, used_, roofline_->uncertainty(*q.device, nullptr), out);

@@ -34,7 +34,7 @@ import pandas as pd
 from scripts import paths
 from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
 from scripts.training import report, rows as trows
-from scripts.training.trees import git_commit, target, weights_of
+from scripts.training.trees import git_commit, target, training_domain, weights_of
 from scripts.weights import pcwt
 
 OUT = os.path.join(paths.WEIGHTS, "gnn.pcwt")
@@ -248,28 +248,15 @@ def reference_forward(w: dict, layers: int, g: dict, row: np.ndarray) -> float:
 def export(model, node_norm, row_norm, train: pd.DataFrame, accuracy: dict, schema: dict, storage: str,
            provenance: str, help_sample: int) -> bytes:
     tensors = weight_tensors(model, node_norm, row_norm, storage)
-    x = trows.feature_matrix(train)
-    with np.errstate(all="ignore"):
-        lo = np.nanmin(np.where(np.isnan(x), np.inf, x), axis=0)
-        hi = np.nanmax(np.where(np.isnan(x), -np.inf, x), axis=0)
-    tensors["train.min"] = np.where(np.isinf(lo), np.nan, lo).astype(np.float32)
-    tensors["train.max"] = np.where(np.isinf(hi), np.nan, hi).astype(np.float32)
-    y = target(train)
-    fams = sorted(accuracy)
+    domain_meta, domain_tensors = training_domain(train, accuracy)
+    tensors.update(domain_tensors)
     meta = {"predictor": "gnn", "predictor.version": PREDICTOR_VERSION, "feature_schema.hash": schema["hash"],
             "graph_schema.hash": schema["graph"]["hash"], "training.provenance": provenance,
             "training.sources": pcwt.Array("string", sorted(train.source.unique())),
             "training.commit": git_commit(), "training.date": datetime.date.today().isoformat(),
             "created_by": "scripts/training/gnn.py", "gnn.layers": HYPER["layers"], "gnn.storage": storage,
-            "target": "log(measured / roofline latency)", "target.min": float(y.min()), "target.max": float(y.max()),
-            "training.families": pcwt.Array("string", sorted(train.device_family.unique())),
-            "training.rows": int(len(train)),
-            "accuracy.families": pcwt.Array("string", fams),
-            "accuracy.mape": pcwt.Array("float64", [accuracy[f]["mape"] for f in fams]),
-            "accuracy.rows": pcwt.Array("int64", [accuracy[f]["rows"] for f in fams]),
-            "accuracy.beats_roofline": pcwt.Array("int64", [int(accuracy[f]["beats"]) for f in fams]),
-            "accuracy.split": "held-out model families (30% of families, never trained on)",
             "training.recipe": json.dumps(dict(HYPER, help_sample=help_sample, storage=storage), sort_keys=True)}
+    meta.update(domain_meta)
     return pcwt.write_bytes(meta, tensors)
 
 

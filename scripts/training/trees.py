@@ -122,35 +122,44 @@ def base_metadata(kind: str, schema: dict, sources: list[str], provenance: str) 
             "created_by": "scripts/training/trees.py"}
 
 
-def export(booster, train: pd.DataFrame, accuracy: dict, schema: dict, fmt: str, provenance: str,
-           help_sample: int) -> bytes:
-    t = soa_trees(booster)
+def training_domain(train: pd.DataFrame, accuracy: dict) -> tuple[dict, dict]:
+    """What every learned predictor's file says about its training rows (the core's TrainingDomain reads it):
+    metadata (target range, device families, held-out accuracy per family) and tensors (each feature's
+    range in the training rows, NaN where a feature was never known)."""
     x = trows.feature_matrix(train)
     with np.errstate(all="ignore"):
         lo = np.nanmin(np.where(np.isnan(x), np.inf, x), axis=0)
         hi = np.nanmax(np.where(np.isnan(x), -np.inf, x), axis=0)
-    lo = np.where(np.isinf(lo), np.nan, lo).astype(np.float32)
-    hi = np.where(np.isinf(hi), np.nan, hi).astype(np.float32)
     y = target(train)
     fams = sorted(accuracy)
+    meta = {"target": "log(measured / roofline latency)", "target.min": float(y.min()), "target.max": float(y.max()),
+            "training.families": pcwt.Array("string", sorted(train.device_family.unique())),
+            "training.rows": int(len(train)),
+            "accuracy.families": pcwt.Array("string", fams),
+            "accuracy.mape": pcwt.Array("float64", [accuracy[f]["mape"] for f in fams]),
+            "accuracy.rows": pcwt.Array("int64", [accuracy[f]["rows"] for f in fams]),
+            "accuracy.beats_roofline": pcwt.Array("int64", [int(accuracy[f]["beats"]) for f in fams]),
+            "accuracy.split": "held-out model families (30% of families, never trained on)"}
+    tensors = {"train.min": np.where(np.isinf(lo), np.nan, lo).astype(np.float32),
+               "train.max": np.where(np.isinf(hi), np.nan, hi).astype(np.float32)}
+    return meta, tensors
+
+
+def export(booster, train: pd.DataFrame, accuracy: dict, schema: dict, fmt: str, provenance: str,
+           help_sample: int) -> bytes:
+    t = soa_trees(booster)
+    domain_meta, domain_tensors = training_domain(train, accuracy)
     meta = base_metadata("trees", schema, sorted(train.source.unique()), provenance)
+    meta.update(domain_meta)
     meta.update({
-        "trees.base_score": t["base_score"], "target": "log(measured / roofline latency)",
-        "target.min": float(y.min()), "target.max": float(y.max()),
-        "training.families": pcwt.Array("string", sorted(train.device_family.unique())),
-        "training.rows": int(len(train)),
-        "accuracy.families": pcwt.Array("string", fams),
-        "accuracy.mape": pcwt.Array("float64", [accuracy[f]["mape"] for f in fams]),
-        "accuracy.rows": pcwt.Array("int64", [accuracy[f]["rows"] for f in fams]),
-        "accuracy.beats_roofline": pcwt.Array("int64", [int(accuracy[f]["beats"]) for f in fams]),
-        "accuracy.split": "held-out model families (30% of families, never trained on)",
+        "trees.base_score": t["base_score"],
         "training.recipe": json.dumps({"help_sample": help_sample, "rounds": ROUNDS, "params": PARAMS,
                                        "leaf": fmt, "row_weight": ROW_WEIGHT}, sort_keys=True),
     })
     tensors = {"tree.first": t["first"], "node.feature": t["feature"], "node.threshold": t["threshold"],
                "node.left": t["left"], "node.right": t["right"], "node.default_left": t["default_left"]}
     tensors.update(leaf_tensors(t, fmt))
-    tensors.update({"train.min": lo, "train.max": hi})
+    tensors.update(domain_tensors)
     return pcwt.write_bytes(meta, tensors)
 
 

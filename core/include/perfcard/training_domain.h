@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "perfcard/predictor.h"
+#include "perfcard/roofline.h"
 #include "perfcard/weights_file.h"
 
 namespace perfcard {
@@ -28,6 +29,9 @@ class TrainingDomain {
   // Reads target.min/max, train.min/max (`features` values each), training.families and accuracy.*.
   TrainingDomain(const WeightsFile& file, std::size_t features);
 
+  // The roofline's result corrected by exp(margin), the margin held to the training labels' range: the
+  // device stays as busy as the roofline says, the wall time is what a learned predictor corrects.
+  PredictorOutput correct(RooflineResult r, double margin, std::string_view whose) const;
   // The correction held to the training labels' range (a warning is added to `out` when it had to be;
   // `whose`: "trees'", "the GNN's").
   double clamp(double margin, PredictorOutput& out, std::string_view whose) const;
