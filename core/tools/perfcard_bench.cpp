@@ -4,7 +4,7 @@
 // relative to the file size. One model per process, so peak RSS belongs to that model alone.
 // With --sweep it also times what the page does on a setting change: predict every GPU at 8 batch sizes
 // (1..128) and serialize the JSON document, from a model already loaded; --predictor NAME (roofline by
-// default; trees and auto use the embedded weights/trees.pcwt) picks who predicts.
+// default; trees, gnn and auto use the embedded weights files) picks who predicts.
 #include <sys/resource.h>
 #include <time.h>
 
@@ -108,10 +108,12 @@ int main(int argc, char** argv) {
       auto constants = RooflineConstants::parse(std::string(embedded_file("roofline.json")));
       PredictorSet set;
       set.roofline = std::make_shared<const RooflinePredictor>(constants);
-      const std::string_view trees_bytes = embedded_file("trees.pcwt");
-      // A heap copy: tensors are read in place and need the alignment a heap buffer has.
-      const std::vector<std::uint8_t> trees_buf(trees_bytes.begin(), trees_bytes.end());
-      if (!trees_buf.empty()) set.learned.push_back(make_learned_predictor(read_weights(trees_buf), set.roofline));
+      for (const char* name : {"trees.pcwt", "gnn.pcwt"}) {
+        const std::string_view file = embedded_file(name);
+        // A heap copy: tensors are read in place and need the alignment a heap buffer has.
+        const std::vector<std::uint8_t> buf(file.begin(), file.end());
+        if (!buf.empty()) set.learned.push_back(make_learned_predictor(read_weights(buf), set.roofline));
+      }
       const auto predictor_ptr = select_predictor(predictor_name, set);
       const Predictor& predictor = *predictor_ptr;
       Model m = load_model(bytes);
