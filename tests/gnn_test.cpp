@@ -19,12 +19,8 @@
 
 namespace {
 
-std::string repo_file(const std::string& rel) { return perfcard::test::data_path("../../" + rel); }
-
-std::string text_of(const std::string& path) {
-  const auto b = perfcard::test::read_file(path);
-  return std::string(b.begin(), b.end());
-}
+using perfcard::test::read_text;
+using perfcard::test::repo_path;
 
 float feature(const perfcard::OperatorGraph& g, std::size_t node, std::string_view name) {
   const auto schema = perfcard::node_feature_schema();
@@ -79,7 +75,7 @@ TEST_CASE("the operator graph: producer -> consumer edges, registry op ids, cost
 }
 
 TEST_CASE("the committed GNN matches the training script's forward pass on its own stored weights") {
-  const std::string weights = repo_file("weights/gnn.pcwt");
+  const std::string weights = repo_path("weights/gnn.pcwt");
   if (!std::filesystem::exists(weights)) {
     WARN("weights/gnn.pcwt is not committed yet: parity not checked");
     return;
@@ -130,21 +126,21 @@ TEST_CASE("the committed GNN matches the training script's forward pass on its o
 }
 
 TEST_CASE("the GNN predictor corrects the roofline, says so, and refuses files of another schema") {
-  const std::string weights = repo_file("weights/gnn.pcwt");
+  const std::string weights = repo_path("weights/gnn.pcwt");
   if (!std::filesystem::exists(weights)) {
     WARN("weights/gnn.pcwt is not committed yet");
     return;
   }
   auto bytes = perfcard::test::read_file(weights);
-  perfcard::verify_weights(text_of(repo_file("weights/manifest.json")), "gnn.pcwt", bytes);
-  auto constants = perfcard::RooflineConstants::parse(text_of(repo_file("weights/roofline.json")));
-  auto catalog = perfcard::DeviceCatalog::parse(text_of(repo_file("weights/devices.json")));
+  perfcard::verify_weights(read_text(repo_path("weights/manifest.json")), "gnn.pcwt", bytes);
+  auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
+  auto catalog = perfcard::DeviceCatalog::parse(read_text(repo_path("weights/devices.json")));
   auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
   perfcard::PredictorSet set{roofline, {perfcard::make_learned_predictor(perfcard::read_weights(bytes), roofline)}};
   const auto gnn = perfcard::select_predictor("gnn", set);
   CHECK(gnn->name() == "gnn");
 
-  const auto model = perfcard::load_model(perfcard::test::read_file(repo_file("public/examples/resnet50.onnx")));
+  const auto model = perfcard::load_model(perfcard::test::read_file(repo_path("public/examples/resnet50.onnx")));
   perfcard::AnalyzeOptions ao;
   ao.dims.values["batch"] = 8;
   const auto analysis = perfcard::analyze(model, ao);
@@ -168,7 +164,7 @@ TEST_CASE("the GNN predictor corrects the roofline, says so, and refuses files o
     CHECK(std::string(e.what()).find("was trained on graph schema") != std::string::npos);
   }
   // A trees file is not a GNN.
-  const auto tbytes = perfcard::test::read_file(repo_file("weights/trees.pcwt"));
+  const auto tbytes = perfcard::test::read_file(repo_path("weights/trees.pcwt"));
   try {
     perfcard::GnnPredictor bad(perfcard::read_weights(tbytes), roofline);
     FAIL("a trees file made a GNN");

@@ -31,12 +31,8 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 std::vector<std::uint8_t> fixture(const std::string& name) { return perfcard::test::read_file(perfcard::test::data_path("weights/" + name)); }
 
-std::string repo_file(const std::string& rel) { return perfcard::test::data_path("../../" + rel); }
-
-std::string text_of(const std::string& path) {
-  const auto b = perfcard::test::read_file(path);
-  return std::string(b.begin(), b.end());
-}
+using perfcard::test::read_text;
+using perfcard::test::repo_path;
 
 std::string error_of(const std::function<void()>& f) {
   try {
@@ -97,8 +93,8 @@ TEST_CASE("the feature schema: unique names, one hash, rows of its width with Na
   perfcard::AnalyzeOptions ao;
   ao.dims.values["batch"] = 8;
   const auto analysis = perfcard::analyze(model, ao);
-  auto constants = perfcard::RooflineConstants::parse(text_of(repo_file("weights/roofline.json")));
-  auto catalog = perfcard::DeviceCatalog::parse(text_of(repo_file("weights/devices.json")));
+  auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
+  auto catalog = perfcard::DeviceCatalog::parse(read_text(repo_path("weights/devices.json")));
   perfcard::RooflinePredictor roofline(constants);
   auto prepared = roofline.prepare({&model, &analysis, "pytorch-eager", perfcard::Precision::FP16, 8});
   perfcard::DeviceQuery q{&catalog.get("a100-sxm4-80gb")};
@@ -167,7 +163,7 @@ TEST_CASE("hostile trees are refused with what and where, before any evaluation"
   CHECK(error_of([&] { TreeEnsemble::load(perfcard::read_weights(shared), 3); }) ==
         "split tree 0, node 0 has a child another node already has (not a tree)");
   // A trees file is refused by the predictor when its schema is not this build's.
-  auto constants = perfcard::RooflineConstants::parse(text_of(repo_file("weights/roofline.json")));
+  auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
   auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
   const auto ok = fixture("trees_small_f16.pcwt");
   CHECK(error_of([&] { perfcard::make_learned_predictor(perfcard::read_weights(ok), roofline); })
@@ -175,7 +171,7 @@ TEST_CASE("hostile trees are refused with what and where, before any evaluation"
 }
 
 TEST_CASE("the committed trees match xgboost's predictions on the held-out rows within the leaf rounding") {
-  const std::string weights = repo_file("weights/trees.pcwt");
+  const std::string weights = repo_path("weights/trees.pcwt");
   if (!std::filesystem::exists(weights)) {
     WARN("weights/trees.pcwt is not committed yet: parity not checked");
     return;
@@ -206,7 +202,7 @@ TEST_CASE("the committed trees match xgboost's predictions on the held-out rows 
 }
 
 TEST_CASE("the CLI's predictor set: auto falls back to the roofline per family; unknown names are refused") {
-  auto constants = perfcard::RooflineConstants::parse(text_of(repo_file("weights/roofline.json")));
+  auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
   perfcard::PredictorSet set;
   set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
   CHECK(perfcard::select_predictor("roofline", set)->name() == "roofline");
@@ -218,19 +214,19 @@ TEST_CASE("the CLI's predictor set: auto falls back to the roofline per family; 
 }
 
 TEST_CASE("auto: the committed trees where their family beats the roofline and the row is in distribution, else the roofline") {
-  const std::string weights = repo_file("weights/trees.pcwt");
+  const std::string weights = repo_path("weights/trees.pcwt");
   if (!std::filesystem::exists(weights)) {
     WARN("weights/trees.pcwt is not committed yet");
     return;
   }
-  auto constants = perfcard::RooflineConstants::parse(text_of(repo_file("weights/roofline.json")));
-  auto catalog = perfcard::DeviceCatalog::parse(text_of(repo_file("weights/devices.json")));
-  auto carbon = perfcard::CarbonTable::parse(text_of(repo_file("weights/carbon_regions.json")));
+  auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
+  auto catalog = perfcard::DeviceCatalog::parse(read_text(repo_path("weights/devices.json")));
+  auto carbon = perfcard::CarbonTable::parse(read_text(repo_path("weights/carbon_regions.json")));
   const auto wbytes = perfcard::test::read_file(weights);
   perfcard::PredictorSet set;
   set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
   set.learned.push_back(perfcard::make_learned_predictor(perfcard::read_weights(wbytes), set.roofline));
-  const auto mbytes = perfcard::test::read_file(repo_file("public/examples/resnet50.onnx"));
+  const auto mbytes = perfcard::test::read_file(repo_path("public/examples/resnet50.onnx"));
   const auto model = perfcard::load_model(mbytes);
   perfcard::PredictOptions o;
   o.devices = {"every"};

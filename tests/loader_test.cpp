@@ -9,7 +9,7 @@
 using perfcard::test::ModelBuilder;
 
 TEST_CASE("the bundled graph-only resnet50 loads without its external weights") {
-  auto bytes = perfcard::test::read_file(perfcard::test::data_path("../../public/examples/resnet50.onnx"));
+  auto bytes = perfcard::test::read_file(perfcard::test::repo_path("public/examples/resnet50.onnx"));
   perfcard::Model m = perfcard::load_model(bytes);
   CHECK(m.graph.nodes.size() == 169);
   CHECK(m.graph.order.size() == m.graph.nodes.size());

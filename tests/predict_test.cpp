@@ -174,10 +174,7 @@ TEST_CASE("constants of another major format version are rejected with a clear m
 }
 
 TEST_CASE("the shipped catalog, carbon table and constants load, and every GPU gets a prediction") {
-  auto read = [](const char* name) {
-    auto b = perfcard::test::read_file(perfcard::test::data_path(std::string("../../weights/") + name));
-    return std::string(b.begin(), b.end());
-  };
+  auto read = [](const char* name) { return perfcard::test::read_text(perfcard::test::repo_path(std::string("weights/") + name)); };
   auto cat = perfcard::DeviceCatalog::parse(read("devices.json"));
   auto carbon = perfcard::CarbonTable::parse(read("carbon_regions.json"));
   auto c = perfcard::RooflineConstants::parse(read("roofline.json"));

@@ -11,7 +11,9 @@
 namespace perfcard::test {
 
 std::string data_path(const std::string& relative);  // under tests/data/
+std::string repo_path(const std::string& relative);  // under the repository root (weights/, public/)
 std::vector<std::uint8_t> read_file(const std::string& path);
+std::string read_text(const std::string& path);
 
 // The message (without the location suffix) of the perfcard::Error that f throws, or "(no error)".
 template <class F>

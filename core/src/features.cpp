@@ -218,7 +218,7 @@ std::vector<float> FeatureBuilder::row(const Device& d, const DeviceQuery& q, co
 std::vector<float> feature_row(const Prepared& prepared, const DeviceQuery& q, const RooflinePredictor& roofline) {
   const RooflinePrepared& rp = as_roofline_prepared(prepared);
   const RooflineResult r = roofline.time(rp, q);
-  if (const auto* tp = dynamic_cast<const TreesPrepared*>(&prepared)) return tp->features.row(*q.device, q, r);
+  if (const auto* fp = dynamic_cast<const FeaturePrepared*>(&prepared)) return fp->features.row(*q.device, q, r);
   return FeatureBuilder(rp.subject, rp.plan).row(*q.device, q, r);
 }
 

@@ -1,5 +1,7 @@
 #include "perfcard/predictor_registry.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "perfcard/error.h"
@@ -11,10 +13,12 @@ namespace perfcard {
 namespace {
 
 constexpr std::string_view kNames[] = {"auto", "roofline", "trees", "gnn", "transformer", "ensemble"};
+// The learned predictors make_learned_predictor() can build (the others are not trained yet).
+constexpr std::string_view kRunnable[] = {"trees", "gnn"};
 
-std::string joined_names() {
+std::string joined(std::span<const std::string_view> names) {
   std::string s;
-  for (auto n : kNames) (s += s.empty() ? "" : ", ") += n;
+  for (auto n : names) (s += s.empty() ? "" : ", ") += n;
   return s;
 }
 
@@ -83,7 +87,8 @@ std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
   const std::string_view kind = file.predictor();
   if (kind == "trees") return std::make_shared<TreesPredictor>(file, std::move(roofline));
   if (kind == "gnn") return std::make_shared<GnnPredictor>(file, std::move(roofline));
-  throw data_error("the weights file holds a '" + std::string(kind) + "' predictor, which this build cannot run (it runs: trees, gnn)");
+  throw data_error("the weights file holds a '" + std::string(kind) + "' predictor, which this build cannot run (it runs: " +
+                   joined(kRunnable) + ")");
 }
 
 std::shared_ptr<const Predictor> select_predictor(std::string_view name, const PredictorSet& set) {
@@ -98,8 +103,10 @@ std::shared_ptr<const Predictor> select_predictor(std::string_view name, const P
   for (auto n : kNames)
     if (n == name)
       throw option_error("predictor '" + std::string(name) + "' is not available: its weights are not loaded" +
-                         (name == "trees" || name == "gnn" ? "" : " (not trained yet)"));
-  throw option_error("unknown predictor '" + std::string(name) + "' (known: " + joined_names() + ")");
+                         (std::find(std::begin(kRunnable), std::end(kRunnable), name) != std::end(kRunnable)
+                              ? ""
+                              : " (not trained yet)"));
+  throw option_error("unknown predictor '" + std::string(name) + "' (known: " + joined(kNames) + ")");
 }
 
 }  // namespace perfcard

@@ -28,11 +28,11 @@ TreesPredictor::TreesPredictor(const WeightsFile& w, std::shared_ptr<const Roofl
 std::unique_ptr<Prepared> TreesPredictor::prepare(const PredictorSubject& s) const {
   auto base = roofline_->prepare(s);
   auto& plan = as_roofline_prepared(*base).plan;
-  return std::make_unique<TreesPrepared>(s, std::move(plan));
+  return std::make_unique<FeaturePrepared>(s, std::move(plan));
 }
 
 PredictorOutput TreesPredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
-  const auto* p = dynamic_cast<const TreesPrepared*>(&prepared);
+  const auto* p = dynamic_cast<const FeaturePrepared*>(&prepared);
   if (!p) throw internal_error("a trees prediction was asked with state prepared by another predictor");
   RooflineResult r = roofline_->time(*p, q);
   const std::vector<float> row = p->features.row(*q.device, q, r);

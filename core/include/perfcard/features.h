@@ -18,6 +18,7 @@
 
 #include "perfcard/predictor.h"
 #include "perfcard/roofline.h"
+#include "perfcard/roofline_predictor.h"
 
 namespace perfcard {
 
@@ -44,9 +45,17 @@ class FeatureBuilder {
   Precision precision_;
 };
 
+// The prepared state of a learned correction of the roofline: the roofline's kernels and the subject's
+// feature builder (the trees use it as it is; the GNN adds its graph embedding). feature_row() reuses
+// its builder.
+class FeaturePrepared : public RooflinePrepared {
+ public:
+  FeaturePrepared(PredictorSubject s, KernelPlan p) : RooflinePrepared(std::move(s), std::move(p)), features(subject, plan) {}
+  FeatureBuilder features;
+};
+
 // The row of one device for a prepared subject: any predictor's state built on a roofline plan (all of
 // them today), timed by `roofline`.
-class RooflinePredictor;
 std::vector<float> feature_row(const Prepared& prepared, const DeviceQuery& query, const RooflinePredictor& roofline);
 
 }  // namespace perfcard

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "perfcard/features.h"
 #include "perfcard/nn.h"
 #include "perfcard/operator_graph.h"
 #include "perfcard/roofline_predictor.h"
@@ -38,12 +39,10 @@ class GnnModel {
   std::unique_ptr<Weights> w_;
 };
 
-class GnnPrepared : public RooflinePrepared {
+class GnnPrepared : public FeaturePrepared {
  public:
   GnnPrepared(PredictorSubject s, KernelPlan p, nn::Tensor2 e, std::size_t unknown)
-      : RooflinePrepared(std::move(s), std::move(p)), features(subject, plan), embedding(std::move(e)),
-        unknown_ops(unknown) {}
-  FeatureBuilder features;
+      : FeaturePrepared(std::move(s), std::move(p)), embedding(std::move(e)), unknown_ops(unknown) {}
   nn::Tensor2 embedding;
   std::size_t unknown_ops;
 };

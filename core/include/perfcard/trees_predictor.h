@@ -18,13 +18,6 @@
 
 namespace perfcard {
 
-class TreesPrepared : public RooflinePrepared {
- public:
-  TreesPrepared(PredictorSubject s, KernelPlan p)
-      : RooflinePrepared(std::move(s), std::move(p)), features(subject, plan) {}
-  FeatureBuilder features;
-};
-
 class TreesPredictor final : public Predictor {
  public:
   // Checks the file's predictor name, version and feature schema hash against this build.
