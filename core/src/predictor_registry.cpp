@@ -61,6 +61,7 @@ class AutoPredictor final : public Predictor {
 }  // namespace
 
 std::span<const std::string_view> predictor_names() { return kNames; }
+std::span<const std::string_view> learned_predictor_names() { return kRunnable; }
 
 void verify_weights(std::string_view manifest_json, std::string_view path, std::span<const std::uint8_t> bytes) {
   const std::string where = "weights file '" + std::string(path) + "'";

@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
       auto constants = RooflineConstants::parse(std::string(embedded_file("roofline.json")));
       PredictorSet set;
       set.roofline = std::make_shared<const RooflinePredictor>(constants);
-      for (const char* name : {"trees.pcwt", "gnn.pcwt"}) {
-        const std::string_view file = embedded_file(name);
+      for (std::string_view learned : learned_predictor_names()) {
+        const std::string_view file = embedded_file(std::string(learned) + ".pcwt");
         // A heap copy: tensors are read in place and need the alignment a heap buffer has.
         const std::vector<std::uint8_t> buf(file.begin(), file.end());
         if (!buf.empty()) set.learned.push_back(make_learned_predictor(read_weights(buf), set.roofline));

@@ -69,7 +69,7 @@ int usage(std::ostream& os, int code) {
         "                        [--precision fp32|tf32|fp16|bf16|fp8|int8] [--mode inference|training]\n"
         "                        [--dim NAME=VALUE ...] [--region CODE | --grid-g-per-kwh X] [--pue X]\n"
         "                        [--latency-target-ms X] [--runtime NAME] [--threads N] [--kernels] [--json]\n"
-        "                        [--predictor auto|roofline|trees] [--features]\n"
+        "                        [--predictor auto|roofline|trees|gnn] [--features]\n"
         "       perfcard card MODEL.onnx [predict options] [--title TEXT] --out CARD.svg   (a static SVG card)\n"
         "       perfcard eval QUERIES.jsonl [--constants FILE]   (calibration: one prediction per line)\n"
         "       perfcard features --schema [--json]   (the learned predictors' feature columns)\n"
@@ -80,7 +80,7 @@ int usage(std::ostream& os, int code) {
         "  --threads N       CPUs: onnxruntime intra-op threads (default 0 = every core of the catalog entry)\n"
         "  --per-node        list every node with its shapes and costs\n"
         "  --predictor NAME  auto (default: per device family, the learned predictor where it beats the roofline\n"
-        "                    on held-out rows), roofline, trees\n"
+        "                    on held-out rows), roofline, trees, gnn\n"
         "  --features        add each row's feature vector (the learned predictors' input) to the JSON\n"
         "  --weights DIR     read learned predictor files from DIR (checked against DIR/manifest.json)\n"
         "  --json            print the JSON document (schemas: docs/analyze-json.md, docs/predict-json.md)\n"
@@ -119,8 +119,9 @@ perfcard::PredictorSet load_predictors(const perfcard::RooflineConstants& consta
   perfcard::PredictorSet set;
   set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
   const std::string manifest = weights_bytes(weights_dir, "manifest.json");
-  for (const char* name : {"trees.pcwt", "gnn.pcwt"}) {
-    const std::string bytes = weights_bytes(weights_dir, name);
+  for (std::string_view learned : perfcard::learned_predictor_names()) {
+    const std::string name = std::string(learned) + ".pcwt";
+    const std::string bytes = weights_bytes(weights_dir, name.c_str());
     if (bytes.empty()) continue;
     try {
       // A copy: the file's tensors are read in place and need the alignment a heap buffer has.
@@ -260,6 +261,7 @@ int run_eval(const std::vector<std::string>& args) {
       out["busy_fraction"] = r.busy_fraction;
       out["intensity"] = r.intensity;
       out["predictor"] = r.predictor;
+      out["version"] = r.version;
       out["baseline_ms"] = r.baseline_ms;
       out["out_of_distribution"] = r.out_of_distribution;
       std::string family;

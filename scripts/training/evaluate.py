@@ -38,6 +38,14 @@ def meta(w, key):
     return w.metadata[key]
 
 
+def one_version(results: list[dict], predictor: str) -> str:
+    """The version the core names for the predictor's rows (it builds the string, not this script)."""
+    versions = {r["version"] for r in results if r["predictor"] == predictor}
+    if len(versions) != 1:
+        raise SystemExit(f"expected one {predictor} version in the core's rows, got {sorted(versions)}")
+    return versions.pop()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     g = ap.add_mutually_exclusive_group()
@@ -62,19 +70,17 @@ def main(argv=None) -> int:
                                          test.threads)]
     res = run_queries(qs)
     test["trees_ms"] = [r["latency_ms"] for r in res]
+    version = one_version(res, "trees")
     gnn_block = None
     if os.path.exists(gnn.OUT):
         res = run_queries([dict(q, predictor="gnn") for q in qs])
         test["gnn_ms"] = [r["latency_ms"] for r in res]
-        g = pcwt.read_bytes(open(gnn.OUT, "rb").read())
-        gnn_block = report.gnn_lines(test, f"gnn-{gnn.PREDICTOR_VERSION}.{meta(g, 'training.date')}."
-                                           f"{meta(g, 'gnn.storage')}")
+        gnn_block = report.gnn_lines(test, one_version(res, "gnn"))
     held = report.table(test, "held-out families")
     accuracy = report.family_accuracy(test)
     lodo_tab = None
     if not args.no_lodo:
         lodo_tab = report.table(trees.lodo(df, sorted(df.device_id.unique())), "leave one device out")
-    version = f"trees-{trees.PREDICTOR_VERSION}.{meta(w, 'training.date')}"
     block = report.section(held, lodo_tab, accuracy, schema, version, gnn_block)
     print(block)
     if args.update_doc:

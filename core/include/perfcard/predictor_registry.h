@@ -17,6 +17,8 @@ namespace perfcard {
 
 // Every name --predictor accepts, in the order the docs list them.
 std::span<const std::string_view> predictor_names();
+// The learned predictors this build can run (make_learned_predictor); each ships as weights/<name>.pcwt.
+std::span<const std::string_view> learned_predictor_names();
 
 // Throws Error(bad_data) naming `path` when the manifest has no entry for it, or its size or sha256
 // differ (a tampered or stale file).
