@@ -211,8 +211,7 @@ val load_predictor_buffer(std::uintptr_t data_ptr, std::size_t size, const std::
   return guarded([&] {
     Data& d = data();
     const auto bytes = bytes_at(data_ptr, size);
-    perfcard::verify_weights(embedded("manifest.json"), name, bytes);
-    auto p = perfcard::make_learned_predictor(perfcard::read_weights(bytes), d.predictors.roofline);
+    auto p = perfcard::load_learned_predictor(embedded("manifest.json"), name, bytes, d.predictors.roofline);
     auto& learned = d.predictors.learned;
     std::erase_if(learned, [&](const auto& q) { return q->name() == p->name(); });
     learned.push_back(p);

@@ -92,6 +92,13 @@ std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
                    joined(kRunnable) + ")");
 }
 
+std::shared_ptr<const Predictor> load_learned_predictor(std::string_view manifest_json, std::string_view path,
+                                                        std::span<const std::uint8_t> bytes,
+                                                        std::shared_ptr<const RooflinePredictor> roofline) {
+  verify_weights(manifest_json, path, bytes);
+  return make_learned_predictor(read_weights(bytes), std::move(roofline));
+}
+
 std::shared_ptr<const Predictor> select_predictor(std::string_view name, const PredictorSet& set) {
   if (!set.roofline) throw internal_error("no roofline predictor to select from");
   std::shared_ptr<const TreesPredictor> trees;

@@ -112,7 +112,9 @@ int main(int argc, char** argv) {
         const std::string_view file = embedded_file(std::string(learned) + ".pcwt");
         // A heap copy: tensors are read in place and need the alignment a heap buffer has.
         const std::vector<std::uint8_t> buf(file.begin(), file.end());
-        if (!buf.empty()) set.learned.push_back(make_learned_predictor(read_weights(buf), set.roofline));
+        if (!buf.empty())
+          set.learned.push_back(load_learned_predictor(embedded_file("manifest.json"), std::string(learned) + ".pcwt",
+                                                       buf, set.roofline));
       }
       const auto predictor_ptr = select_predictor(predictor_name, set);
       const Predictor& predictor = *predictor_ptr;

@@ -126,8 +126,7 @@ perfcard::PredictorSet load_predictors(const perfcard::RooflineConstants& consta
     try {
       // A copy: the file's tensors are read in place and need the alignment a heap buffer has.
       const std::vector<std::uint8_t> buf(bytes.begin(), bytes.end());
-      perfcard::verify_weights(manifest, name, buf);
-      set.learned.push_back(perfcard::make_learned_predictor(perfcard::read_weights(buf), set.roofline));
+      set.learned.push_back(perfcard::load_learned_predictor(manifest, name, buf, set.roofline));
     } catch (const perfcard::Error& e) {
       if (!quiet) std::cerr << "perfcard: warning: " << name << " not used: " << e.what() << "\n";
     }

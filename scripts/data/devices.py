@@ -25,7 +25,7 @@ Source-specific facts (e.g. TensorRT-LLM's perf page states "H100 SXM 80GB (DGX 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 

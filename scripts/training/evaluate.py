@@ -19,9 +19,6 @@ import json
 import os
 import sys
 
-import numpy as np
-
-from scripts import paths
 from scripts.roofline.perfcard_eval import run_queries
 from scripts.training import gnn, report, rows as trows, trees
 from scripts.weights import pcwt

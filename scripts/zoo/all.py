@@ -15,7 +15,6 @@ classic and variant exports dominate); seconds afterwards.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import time

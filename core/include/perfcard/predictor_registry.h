@@ -28,6 +28,13 @@ void verify_weights(std::string_view manifest_json, std::string_view path, std::
 std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
                                                         std::shared_ptr<const RooflinePredictor> roofline);
 
+// verify_weights(), then the predictor the file holds: what the CLI does for each shipped file and the
+// page for each fetched one. The bytes need the alignment a heap buffer has; the predictor copies what it
+// keeps, so they may be freed afterwards.
+std::shared_ptr<const Predictor> load_learned_predictor(std::string_view manifest_json, std::string_view path,
+                                                        std::span<const std::uint8_t> bytes,
+                                                        std::shared_ptr<const RooflinePredictor> roofline);
+
 struct PredictorSet {
   std::shared_ptr<const RooflinePredictor> roofline;
   std::vector<std::shared_ptr<const Predictor>> learned;  // those whose files loaded
