@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <filesystem>
 #include <functional>
 #include <limits>
 #include <set>
@@ -172,10 +171,6 @@ TEST_CASE("hostile trees are refused with what and where, before any evaluation"
 
 TEST_CASE("the committed trees match xgboost's predictions on the held-out rows within the leaf rounding") {
   const std::string weights = repo_path("weights/trees.pcwt");
-  if (!std::filesystem::exists(weights)) {
-    WARN("weights/trees.pcwt is not committed yet: parity not checked");
-    return;
-  }
   const auto wbytes = perfcard::test::read_file(weights);
   const auto file = perfcard::read_weights(wbytes);
   file.require_schema_hash(perfcard::feature_schema_hash());
@@ -215,10 +210,6 @@ TEST_CASE("the CLI's predictor set: auto falls back to the roofline per family; 
 
 TEST_CASE("auto: the committed trees where their family beats the roofline and the row is in distribution, else the roofline") {
   const std::string weights = repo_path("weights/trees.pcwt");
-  if (!std::filesystem::exists(weights)) {
-    WARN("weights/trees.pcwt is not committed yet");
-    return;
-  }
   auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
   auto catalog = perfcard::DeviceCatalog::parse(read_text(repo_path("weights/devices.json")));
   auto carbon = perfcard::CarbonTable::parse(read_text(repo_path("weights/carbon_regions.json")));
