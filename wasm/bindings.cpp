@@ -211,7 +211,8 @@ val load_predictor_buffer(std::uintptr_t data_ptr, std::size_t size, const std::
   return guarded([&] {
     Data& d = data();
     const auto bytes = bytes_at(data_ptr, size);
-    auto p = perfcard::load_learned_predictor(embedded("manifest.json"), name, bytes, d.predictors.roofline);
+    auto p = perfcard::load_learned_predictor(embedded("manifest.json"), name, bytes, d.predictors.roofline,
+                                             d.predictors.learned);
     auto& learned = d.predictors.learned;
     std::erase_if(learned, [&](const auto& q) { return q->name() == p->name(); });
     learned.push_back(p);

@@ -310,7 +310,7 @@ function renderTable() {
   const used = [...new Set(result.table.predictions.map((r) => `${r.predictor.name} ${r.predictor.version}`))];
   $('#table-caption').replaceChildren(`Per device at batch ${result.table.predictions[0]?.batch ?? settings.batch}, predicted (not measured) by `,
     h('strong', { text: used.join(' and ') || 'the predictor' }), used.length > 1 ? ' (each row names its own)' : '',
-    '. Latency ± the predictor\'s held-out error for that device family (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
+    '. Latency ± the predictor\'s held-out error for that device family, or the ensemble\'s 80% band (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
     '). * = the device lacks the requested precision.');
   tbody.replaceChildren(...sortedRows().map((r) => {
     const cap = r.device_memory_gb * 1e9 / 2 ** 20;
@@ -324,7 +324,7 @@ function renderTable() {
         h('span', { class: 'swatch', 'aria-hidden': 'true', 'data-color': colorOf(r.device) }), r.device_name, warn,
         h('small', { class: 'id', text: r.device })),
       cell('precision', r.precision, r.precision + (r.precision !== r.precision_requested ? '*' : '')),
-      cell('latency_ms', r.latency_ms, F.ms(r.latency_ms), h('small', { class: 'unc', title: r.uncertainty ? 'held-out error of the predictor for this device family' : 'no held-out measurements for this device family yet', text: ` ${r.uncertainty ? F.pct(r.uncertainty) : '±?'}` })),
+      cell('latency_ms', r.latency_ms, F.ms(r.latency_ms), h('small', { class: 'unc', ...F.bandText(r) })),
       cell('throughput_per_s', r.throughput_per_s, F.rate(r.throughput_per_s)),
       cell('peak_memory_mb', r.peak_memory_mb, h('span', { class: 'memtext', text: F.mib(r.peak_memory_mb) + (cap > 0 ? ` / ${F.sig(r.device_memory_gb)} GB` : '') }), cap > 0 ? bar : null),
       cell('fits', r.fits, h('span', { class: r.fits ? 'yes' : 'no', text: r.fits ? 'yes' : 'no' })),
@@ -487,10 +487,12 @@ function renderProvenance() {
     h('p', {}, 'Baseline: ', h('strong', { text: `${p.name} ${p.version}` }),
       ' — a roofline model: each kernel (as the runtime fuses them) takes the longer of its compute and memory time at fitted, achievable fractions of datasheet peaks, and the runtime\'s host dispatch is simulated. Constants are fitted on public measurements.'),
     h('p', {}, 'Learned: ', h('strong', { text: 'trees' }),
-      ' — gradient-boosted trees over the core\'s features that correct the roofline (they predict measured ÷ roofline latency). With predictor "auto" they predict a device family only where they beat the roofline on held-out model families; the table names the predictor of every row, and rows outside the training data are marked "out of distribution" with a doubled error band. The family figures below are the roofline\'s; the learned ones are on the ',
+      ' — gradient-boosted trees over the core\'s features that correct the roofline (they predict measured ÷ roofline latency); ',
+      h('strong', { text: 'GNN' }),
+      ' — a graph neural network over the operator graph (each node\'s op type and per-sample costs, message passing along the edges) with a head that reads the same features, predicting the same correction; ',
+      h('strong', { text: 'ensemble' }),
+      ' — the roofline, trees and GNN combined with weights fitted on rows none of them trained on, with an 80% band (wider where the trees and the GNN disagree) and an out-of-distribution flag when the graph is far from every graph trained on. With predictor "auto" each device family gets the learned predictor with the lowest held-out error among those that beat the roofline there, else the roofline; the table names the predictor of every row, and rows outside the training data are marked "out of distribution" with a doubled error band. The family figures below are the roofline\'s; the learned ones are on the ',
       h('a', { href: 'accuracy.html', text: 'accuracy page' }), '.'),
-    h('p', {}, 'Learned: ', h('strong', { text: 'GNN' }),
-      ' — a graph neural network over the operator graph (each node\'s op type and per-sample costs, message passing along the edges) with a head that reads the same features as the trees; it predicts the same correction. Pick it in the Predictor selector; it is not the default for any family yet.'),
     h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Uncertainty by device family' },
       h('table', { class: 'acc-table' },
         h('caption', { text: 'Uncertainty shown with each latency: held-out error (MAPE) of the predictor for the device family' }),

@@ -69,6 +69,19 @@ export const COLUMNS = [
   { key: 'predictor', label: 'Predictor', get: (r) => predictorText(r), text: (r) => predictorText(r), num: false },
 ];
 
+/** The latency's band as the table shows it beside the latency: a calibrated band as a range
+ *  ("4.1–5.0 ms"), else the held-out error ("±12%", "±?" where none was measured); and its tooltip. */
+export function bandText(r) {
+  if (r.latency_band_coverage) {
+    const [lo, hi] = r.latency_band_ms.map(ms);
+    const unit = (t) => t.split(' ').pop();
+    const low = unit(lo) === unit(hi) ? lo.slice(0, -unit(lo).length - 1) : lo;
+    return { text: ` ${low}–${hi}`, title: `${Math.round(r.latency_band_coverage * 100)}% of held-out measurements fell inside the predictor's band (wider where the learned predictors disagree, doubled out of distribution)` };
+  }
+  if (r.uncertainty) return { text: ` ${pct(r.uncertainty)}`, title: 'held-out error of the predictor for this device family' };
+  return { text: ' ±?', title: 'no held-out measurements for this device family yet' };
+}
+
 /** Which predictor made a row, by name and version; '(out of distribution)' where the row is outside its
  *  training data. */
 export function predictorText(r) {

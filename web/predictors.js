@@ -5,9 +5,14 @@
 // the roofline predicts instead and the caller gets a note saying why, to show.
 
 /** Learned predictor name -> its file, relative to the site's root (web/build.mjs copies them there). */
-export const LEARNED = { trees: 'predictors/trees.pcwt', gnn: 'predictors/gnn.pcwt' };
-/** The learned predictors 'auto' chooses among (the core's AutoPredictor): only their files are fetched for it. */
-export const AUTO_CHOOSES = ['trees'];
+export const LEARNED = {
+  trees: 'predictors/trees.pcwt', gnn: 'predictors/gnn.pcwt', ensemble: 'predictors/ensemble.pcwt',
+};
+/** The predictors a learned one combines: loaded before it (the core finds them by name). */
+export const MEMBERS = { ensemble: ['trees', 'gnn'] };
+/** The learned predictors 'auto' chooses among (the core's AutoPredictor picks, per device family, the one
+ *  with the lowest held-out error): every one, as the CLI loads every one, so that both give the same rows. */
+export const AUTO_CHOOSES = Object.keys(LEARNED);
 
 const loads = new WeakMap();  // card -> Map(name -> Promise<null | reason>)
 
@@ -41,8 +46,14 @@ export function loadLearned(card, name, base, onBytes) {
  */
 export async function withPredictors(card, options, base, onBytes) {
   const want = options.predictor ?? 'auto';
-  const names = want === 'auto' ? AUTO_CHOOSES : LEARNED[want] ? [want] : [];
-  const notes = (await Promise.all(names.map((n) => loadLearned(card, n, base, onBytes)))).filter(Boolean);
+  const asked = want === 'auto' ? AUTO_CHOOSES : LEARNED[want] ? [want] : [];
+  const names = [...new Set(asked.flatMap((n) => [...(MEMBERS[n] ?? []), n]))];
+  // Members first, in order: a combining predictor's file is refused until they are loaded.
+  const notes = [];
+  for (const n of names) {
+    const why = await loadLearned(card, n, base, onBytes);
+    if (why) notes.push(why);
+  }
   if (!notes.length) return { options, note: null };
   const fallback = want !== 'auto' && want !== 'roofline';
   return {

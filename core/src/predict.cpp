@@ -166,6 +166,14 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
         p.warnings.push_back("training step taken as 3x the forward pass (backward = 2x forward); not calibrated yet");
       p.throughput_per_s = p.latency_ms > 0 ? double(samples) / (p.latency_ms / 1e3) : 0;
       p.uncertainty = out.uncertainty;
+      if (out.band_coverage > 0) {
+        p.band_low_ms = out.band_low_ms * step;
+        p.band_high_ms = out.band_high_ms * step;
+        p.band_coverage = out.band_coverage;
+      } else {
+        p.band_low_ms = p.latency_ms / (1 + p.uncertainty);
+        p.band_high_ms = p.latency_ms * (1 + p.uncertainty);
+      }
       p.out_of_distribution = out.out_of_distribution;
       p.kernels = std::move(out.kernels);
       for (auto& w : out.warnings) p.warnings.push_back(std::move(w));
@@ -238,7 +246,8 @@ nlohmann::json predict_to_json(const PredictResult& r) {
     row["runtime"] = p.runtime;
     row["threads"] = p.device_id.empty() || p.threads == 0 ? json(nullptr) : json(p.threads);
     row["latency_ms"] = p.latency_ms;
-    row["latency_band_ms"] = {p.latency_ms / (1 + p.uncertainty), p.latency_ms * (1 + p.uncertainty)};
+    row["latency_band_ms"] = {p.band_low_ms, p.band_high_ms};
+    row["latency_band_coverage"] = p.band_coverage > 0 ? json(p.band_coverage) : json(nullptr);
     row["device_busy_ms"] = p.busy_ms;
     row["host_bound"] = p.latency_ms > 0 && p.busy_ms < 0.5 * p.latency_ms;
     row["throughput_per_s"] = p.throughput_per_s;

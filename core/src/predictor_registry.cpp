@@ -1,11 +1,13 @@
 #include "perfcard/predictor_registry.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
 #include "perfcard/error.h"
 #include "perfcard/sha256.h"
+#include "perfcard/ensemble_predictor.h"
 #include "perfcard/gnn_predictor.h"
 #include "perfcard/trees_predictor.h"
 
@@ -13,8 +15,17 @@ namespace perfcard {
 namespace {
 
 constexpr std::string_view kNames[] = {"auto", "roofline", "trees", "gnn", "transformer", "ensemble"};
-// The learned predictors make_learned_predictor() can build (the others are not trained yet).
-constexpr std::string_view kRunnable[] = {"trees", "gnn"};
+// The learned predictors make_learned_predictor() can build (the others are not trained yet), in the
+// order they load: the ensemble after its members.
+constexpr std::string_view kRunnable[] = {"trees", "gnn", "ensemble"};
+
+// Three significant digits: what a warning needs, and the same text natively and in wasm, whose learned
+// predictors agree to float rounding only.
+std::string three_digits(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
 
 std::string joined(std::span<const std::string_view> names) {
   std::string s;
@@ -22,40 +33,56 @@ std::string joined(std::span<const std::string_view> names) {
   return s;
 }
 
-// Per device family: the trees where their file says they beat the roofline on held-out rows, and only
-// for rows inside their training data. Out of distribution (a device or model unlike any they were
-// trained on) the trees extrapolate a correction nothing measured; the roofline's physics carries the
-// device and the shapes there, so it predicts, and the row says why.
+// Per device family: of the loaded learned predictors, the one with the lowest held-out error on that
+// family among those whose file says they beat the roofline there, else the roofline; and a learned
+// predictor only for rows inside its training data. Out of distribution (a device or model unlike any
+// they were trained on) the learned predictors extrapolate a correction nothing measured; the roofline's
+// physics carries the device and the shapes there, so it predicts, and the row says why.
 class AutoPredictor final : public Predictor {
  public:
-  AutoPredictor(std::shared_ptr<const RooflinePredictor> roofline, std::shared_ptr<const TreesPredictor> trees)
-      : roofline_(std::move(roofline)), trees_(std::move(trees)) {}
+  AutoPredictor(std::shared_ptr<const RooflinePredictor> roofline, std::vector<std::shared_ptr<const Predictor>> learned)
+      : roofline_(std::move(roofline)), learned_(std::move(learned)) {
+    for (const auto& p : learned_)
+      for (const auto& [family, acc] : p->accuracy()) {
+        if (!acc.beats_roofline) continue;
+        auto [it, fresh] = choice_.emplace(family, p.get());
+        if (!fresh && acc.mape < it->second->accuracy().at(family).mape) it->second = p.get();
+      }
+    // One prepared state must serve every choice: a graph predictor's (the GNN's, which the ensemble
+    // shares) holds the trees' and the roofline's as well.
+    for (std::string_view name : {"ensemble", "gnn", "trees"})
+      for (const auto& p : learned_)
+        if (!preparer_ && p->name() == name) preparer_ = p.get();
+  }
   std::string name() const override { return "auto"; }
-  std::string version() const override { return roofline_->version() + (trees_ ? "+" + trees_->version() : ""); }
+  std::string version() const override {
+    std::string v = roofline_->version();
+    for (const auto& p : learned_) v.append("+").append(p->version());
+    return v;
+  }
   std::unique_ptr<Prepared> prepare(const PredictorSubject& s) const override {
-    return trees_ ? trees_->prepare(s) : roofline_->prepare(s);
+    return preparer_ ? preparer_->prepare(s) : roofline_->prepare(s);
   }
   PredictorOutput predict(const Prepared& p, const DeviceQuery& q) const override {
-    if (trees_ && q.device) {
-      std::string family;
-      roofline_->constants().family_of(*q.device, &family);
-      auto it = trees_->accuracy().find(family);
-      if (it != trees_->accuracy().end() && it->second.beats_roofline) {
-        PredictorOutput learned = trees_->predict(p, q);
-        if (!learned.out_of_distribution) return learned;
-        PredictorOutput out = roofline_->predict(p, q);
-        out.warnings.push_back("the trees (" + trees_->version() +
-                               ") would be out of distribution here, so the roofline predicts; they said " +
-                               std::to_string(learned.latency_ms).substr(0, 8) + " ms");
-        return out;
-      }
-    }
-    return roofline_->predict(p, q);
+    if (!q.device) return roofline_->predict(p, q);
+    std::string family;
+    roofline_->constants().family_of(*q.device, &family);
+    auto it = choice_.find(family);
+    if (it == choice_.end()) return roofline_->predict(p, q);
+    PredictorOutput out = it->second->predict(p, q);
+    if (!out.out_of_distribution) return out;
+    PredictorOutput r = roofline_->predict(p, q);
+    r.warnings.push_back("the " + it->second->name() + " predictor (" + it->second->version() +
+                         ") would be out of distribution here, so the roofline predicts; it said " +
+                         three_digits(out.latency_ms) + " ms");
+    return r;
   }
 
  private:
   std::shared_ptr<const RooflinePredictor> roofline_;
-  std::shared_ptr<const TreesPredictor> trees_;
+  std::vector<std::shared_ptr<const Predictor>> learned_;
+  std::map<std::string, const Predictor*> choice_;  // device family -> the learned predictor it gets
+  const Predictor* preparer_ = nullptr;
 };
 
 }  // namespace
@@ -84,27 +111,27 @@ void verify_weights(std::string_view manifest_json, std::string_view path, std::
 }
 
 std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
-                                                        std::shared_ptr<const RooflinePredictor> roofline) {
+                                                        std::shared_ptr<const RooflinePredictor> roofline,
+                                                        std::span<const std::shared_ptr<const Predictor>> loaded) {
   const std::string_view kind = file.predictor();
   if (kind == "trees") return std::make_shared<TreesPredictor>(file, std::move(roofline));
   if (kind == "gnn") return std::make_shared<GnnPredictor>(file, std::move(roofline));
+  if (kind == "ensemble") return std::make_shared<EnsemblePredictor>(file, std::move(roofline), loaded);
   throw data_error("the weights file holds a '" + std::string(kind) + "' predictor, which this build cannot run (it runs: " +
                    joined(kRunnable) + ")");
 }
 
 std::shared_ptr<const Predictor> load_learned_predictor(std::string_view manifest_json, std::string_view path,
                                                         std::span<const std::uint8_t> bytes,
-                                                        std::shared_ptr<const RooflinePredictor> roofline) {
+                                                        std::shared_ptr<const RooflinePredictor> roofline,
+                                                        std::span<const std::shared_ptr<const Predictor>> loaded) {
   verify_weights(manifest_json, path, bytes);
-  return make_learned_predictor(read_weights(bytes), std::move(roofline));
+  return make_learned_predictor(read_weights(bytes), std::move(roofline), loaded);
 }
 
 std::shared_ptr<const Predictor> select_predictor(std::string_view name, const PredictorSet& set) {
   if (!set.roofline) throw internal_error("no roofline predictor to select from");
-  std::shared_ptr<const TreesPredictor> trees;
-  for (const auto& p : set.learned)
-    if (auto t = std::dynamic_pointer_cast<const TreesPredictor>(p)) trees = t;
-  if (name == "auto") return std::make_shared<AutoPredictor>(set.roofline, trees);
+  if (name == "auto") return std::make_shared<AutoPredictor>(set.roofline, set.learned);
   if (name == "roofline") return set.roofline;
   for (const auto& p : set.learned)
     if (p->name() == name) return p;

@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
         const std::vector<std::uint8_t> buf(file.begin(), file.end());
         if (!buf.empty())
           set.learned.push_back(load_learned_predictor(embedded_file("manifest.json"), std::string(learned) + ".pcwt",
-                                                       buf, set.roofline));
+                                                       buf, set.roofline, set.learned));
       }
       const auto predictor_ptr = select_predictor(predictor_name, set);
       const Predictor& predictor = *predictor_ptr;

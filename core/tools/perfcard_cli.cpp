@@ -24,6 +24,7 @@
 #include "perfcard/options.h"
 #include "perfcard/catalog_json.h"
 #include "perfcard/features.h"
+#include "perfcard/gnn_predictor.h"
 #include "perfcard/operator_graph.h"
 #include "perfcard/op_registry.h"
 #include "perfcard/predict.h"
@@ -69,7 +70,7 @@ int usage(std::ostream& os, int code) {
         "                        [--precision fp32|tf32|fp16|bf16|fp8|int8] [--mode inference|training]\n"
         "                        [--dim NAME=VALUE ...] [--region CODE | --grid-g-per-kwh X] [--pue X]\n"
         "                        [--latency-target-ms X] [--runtime NAME] [--threads N] [--kernels] [--json]\n"
-        "                        [--predictor auto|roofline|trees|gnn] [--features]\n"
+        "                        [--predictor auto|roofline|trees|gnn|ensemble] [--features]\n"
         "       perfcard card MODEL.onnx [predict options] [--title TEXT] --out CARD.svg   (a static SVG card)\n"
         "       perfcard eval QUERIES.jsonl [--constants FILE]   (calibration: one prediction per line)\n"
         "       perfcard features --schema [--json]   (the learned predictors' feature columns)\n"
@@ -80,7 +81,7 @@ int usage(std::ostream& os, int code) {
         "  --threads N       CPUs: onnxruntime intra-op threads (default 0 = every core of the catalog entry)\n"
         "  --per-node        list every node with its shapes and costs\n"
         "  --predictor NAME  auto (default: per device family, the learned predictor where it beats the roofline\n"
-        "                    on held-out rows), roofline, trees, gnn\n"
+        "                    on held-out rows), roofline, trees, gnn, ensemble\n"
         "  --features        add each row's feature vector (the learned predictors' input) to the JSON\n"
         "  --weights DIR     read learned predictor files from DIR (checked against DIR/manifest.json)\n"
         "  --json            print the JSON document (schemas: docs/analyze-json.md, docs/predict-json.md)\n"
@@ -106,9 +107,9 @@ std::string data_file(const std::string& override_path, const char* name) {
   return std::string(e);
 }
 
-// Bytes of a weights file, from --weights DIR or embedded; empty when the build has none.
+// Bytes of a weights file, from --weights DIR or embedded; empty when the directory or the build has none.
 std::string weights_bytes(const std::string& dir, const char* name) {
-  if (!dir.empty()) return read_text(dir + "/" + name);
+  if (!dir.empty()) return std::ifstream(dir + "/" + name) ? read_text(dir + "/" + name) : std::string();
   return std::string(perfcard::embedded_file(name));
 }
 
@@ -126,7 +127,7 @@ perfcard::PredictorSet load_predictors(const perfcard::RooflineConstants& consta
     try {
       // A copy: the file's tensors are read in place and need the alignment a heap buffer has.
       const std::vector<std::uint8_t> buf(bytes.begin(), bytes.end());
-      set.learned.push_back(perfcard::load_learned_predictor(manifest, name, buf, set.roofline));
+      set.learned.push_back(perfcard::load_learned_predictor(manifest, name, buf, set.roofline, set.learned));
     } catch (const perfcard::Error& e) {
       if (!quiet) std::cerr << "perfcard: warning: " << name << " not used: " << e.what() << "\n";
     }
@@ -203,7 +204,7 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
 // them all, so the scripts drive the very code the CLI and the web page run, never a re-implementation.
 // A query: {"model", "dims", "device", "precision", "runtime", "threads", "compute_scale",
 // "bandwidth_scale", "samples" (default dims.batch or 1), "predictor" (default roofline), "features", "graph"
-// (the operator graph a graph predictor reads, operator_graph.h)}.
+// (the operator graph a graph predictor reads, operator_graph.h), "embedding" (the GNN's graph embedding)}.
 int run_eval(const std::vector<std::string>& args) {
   std::string queries, constants_file, devices_file, weights_dir;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -263,6 +264,9 @@ int run_eval(const std::vector<std::string>& args) {
       out["version"] = r.version;
       out["baseline_ms"] = r.baseline_ms;
       out["out_of_distribution"] = r.out_of_distribution;
+      out["uncertainty"] = r.uncertainty;
+      if (r.band_coverage > 0) out["band_ms"] = {r.band_low_ms, r.band_high_ms};
+      out["warnings"] = r.warnings;
       std::string family;
       constants.family_of(d, &family);
       out["family"] = family;
@@ -271,6 +275,11 @@ int run_eval(const std::vector<std::string>& args) {
         nlohmann::json row = nlohmann::json::array();
         for (float v : f) row.push_back(std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v));
         out["features"] = std::move(row);
+      }
+      if (q.value("embedding", false)) {
+        const auto* g = dynamic_cast<const perfcard::GnnPrepared*>(prep.get());
+        if (!g) throw perfcard::option_error("\"embedding\" needs a predictor that embeds the graph (gnn, ensemble)");
+        out["embedding"] = std::vector<float>(g->embedding.values().begin(), g->embedding.values().end());
       }
       if (q.value("graph", false)) {
         const perfcard::OperatorGraph og = perfcard::operator_graph(*m, *a, samples);

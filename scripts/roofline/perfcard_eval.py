@@ -40,7 +40,8 @@ def run_queries(queries, constants=None, devices=None, cli_path=None):
             dpath = os.path.join(tmp, "devices.json")
             with open(dpath, "w") as f:
                 json.dump(devices, f)
-        cmd = [cli_path or cli(), "eval", qpath, "--devices", dpath]
+        # Likewise the working tree's learned predictors (a file just trained is used without a rebuild).
+        cmd = [cli_path or cli(), "eval", qpath, "--devices", dpath, "--weights", paths.WEIGHTS]
         if constants is not None:
             cpath = os.path.join(tmp, "constants.json")
             with open(cpath, "w") as f:

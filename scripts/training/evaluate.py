@@ -4,7 +4,8 @@
 
 Held-out families: the core predicts every held-out row with `--predictor trees` (the committed
 weights/trees.pcwt, through `perfcard eval`), beside the roofline on the same rows; and with `--predictor gnn`
-when weights/gnn.pcwt is committed. Leave one device out
+and `--predictor ensemble` (weights/gnn.pcwt, ensemble.pcwt), with the ensemble's band coverage and
+out-of-distribution figures, and which predictor "auto" takes per device family. Leave one device out
 retrains (the shipped file never saw a held-out device only when that device is left out of training), with
 the same deterministic recipe as scripts/training/trees.py. --update-doc writes the section of
 docs/accuracy.md between its markers; --check exits 1 when the figures a clean clone computes differ from
@@ -20,7 +21,7 @@ import os
 import sys
 
 from scripts.roofline.perfcard_eval import run_queries
-from scripts.training import gnn, report, rows as trows, trees
+from scripts.training import report, rows as trows, trees
 from scripts.weights import pcwt
 
 
@@ -68,11 +69,16 @@ def main(argv=None) -> int:
     res = run_queries(qs)
     test["trees_ms"] = [r["latency_ms"] for r in res]
     version = one_version(res, "trees")
-    gnn_block = None
-    if os.path.exists(gnn.OUT):
-        res = run_queries([dict(q, predictor="gnn") for q in qs])
-        test["gnn_ms"] = [r["latency_ms"] for r in res]
-        gnn_block = report.gnn_lines(test, one_version(res, "gnn"))
+    res = run_queries([dict(q, predictor="gnn") for q in qs])
+    test["gnn_ms"] = [r["latency_ms"] for r in res]
+    gnn_block = report.gnn_lines(test, one_version(res, "gnn"))
+    res = run_queries([dict(q, predictor="ensemble") for q in qs])
+    test["ensemble_ms"] = [r["latency_ms"] for r in res]
+    test["band_lo"] = [r.get("band_ms", [float("nan")] * 2)[0] for r in res]
+    test["band_hi"] = [r.get("band_ms", [float("nan")] * 2)[1] for r in res]
+    test["ood"] = [bool(r["out_of_distribution"]) for r in res]
+    gnn_block += report.ensemble_lines(test, one_version([r for r in res if r["predictor"] == "ensemble"], "ensemble"))
+    gnn_block += report.defaults_lines(test)
     held = report.table(test, "held-out families")
     accuracy = report.family_accuracy(test)
     lodo_tab = None

@@ -81,9 +81,9 @@ def gnn_lines(test: pd.DataFrame, version: str) -> list[str]:
     lines = [f"### The GNN over the operator graph ({version}), same held-out rows", "",
              "A GraphSAGE-style encoder over the core's operator graph (`operator_graph.h`) and a head that reads "
              "the same whole-model feature row as the trees; it predicts the same log ratio. Trained by "
-             "`scripts/training/gnn.py` (recipe in the file's metadata); not the default for any family yet "
-             "(`--predictor gnn` or the page's selector). Leave one device out is not computed for it (a retrain "
-             "per device).", "",
+             "`scripts/training/gnn.py` (recipe in the file's metadata); `--predictor gnn`, and `auto`'s choice "
+             "where its held-out error is the lowest (last table). Leave one device out is not computed for it (a "
+             "retrain per device).", "",
              "| source | device | precision | rows | roofline MAPE | trees MAPE | GNN MAPE | roofline tau | trees tau | "
              "GNN tau |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for (src, dev, prec), g in test.groupby(["source", "device_id", "precision"]):
@@ -94,6 +94,57 @@ def gnn_lines(test: pd.DataFrame, version: str) -> list[str]:
     return lines + [""]
 
 
+def ensemble_lines(test: pd.DataFrame, version: str) -> list[str]:
+    """The ensemble beside its members on the same held-out rows (test has trees_ms, gnn_ms, ensemble_ms,
+    band_lo / band_hi and ood): accuracy per device, the band's coverage per source, and the error of rows
+    flagged out of distribution against the rest."""
+    lines = [f"### The ensemble ({version}), same held-out rows", "",
+             "The roofline, the trees and the GNN combined in log space with weights fitted per group (a device "
+             "family with rows enough, else GPUs / CPUs) on out-of-fold predictions of the train families, never on "
+             "these rows (the roofline's weight only on rows its constants were not fitted on); with an 80% band and an "
+             "out-of-distribution flag (`scripts/training/ensemble.py`; `--predictor ensemble`). Where a device "
+             "family has no held-out rows it predicts nothing of its own: the row is the roofline's, flagged.", "",
+             "| source | device | precision | rows | roofline MAPE | trees MAPE | GNN MAPE | ensemble MAPE | "
+             "ensemble tau |", "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    cols = ("roofline_ms", "trees_ms", "gnn_ms", "ensemble_ms")
+    for (src, dev, prec), g in test.groupby(["source", "device_id", "precision"]):
+        m = {c: ape(g[c], g.latency_ms).mean() for c in cols}
+        lines.append(f"| {src} | {dev} | {prec} | {len(g)} | " + " | ".join(_pct(m[c]) for c in cols) +
+                     f" | {_tau(mean_tau(g, 'ensemble_ms'))} |")
+    lines += ["", "Band and out-of-distribution flag, per source (an 80% band should hold about 80% of the rows; "
+              "the band is doubled on flagged rows):", "",
+              "| source | rows | inside the band | median band (high / low) | flagged | MAPE flagged | MAPE not flagged |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    for src, g in test.groupby("source"):
+        inside = ((g.latency_ms >= g.band_lo) & (g.latency_ms <= g.band_hi)).mean()
+        e = ape(g.ensemble_ms, g.latency_ms)
+        flag = g.ood.to_numpy(bool)
+        lines.append(f"| {src} | {len(g)} | {_pct(inside)} | {np.median(g.band_hi / g.band_lo):.2f}x | "
+                     f"{_pct(flag.mean())} | {_pct(e[flag].mean() if flag.any() else None)} | "
+                     f"{_pct(e[~flag].mean() if (~flag).any() else None)} |")
+    return lines + [""]
+
+
+def defaults_lines(test: pd.DataFrame) -> list[str]:
+    """Per device family, every predictor's held-out MAPE and the one "auto" takes: the learned predictor with
+    the lowest error among those that beat the roofline on at least MIN_ROWS_DEFAULT rows (the core's
+    AutoPredictor reads the same figures from the files)."""
+    cols = {"trees": "trees_ms", "gnn": "gnn_ms", "ensemble": "ensemble_ms"}
+    lines = ["### What `--predictor auto` takes per device family (held-out rows)", "",
+             "| family | rows | roofline MAPE | trees MAPE | GNN MAPE | ensemble MAPE | auto takes |",
+             "|---|---:|---:|---:|---:|---:|---|"]
+    for fam, g in test.groupby("device_family"):
+        r = ape(g.roofline_ms, g.latency_ms).mean()
+        m = {k: ape(g[c], g.latency_ms).mean() for k, c in cols.items()}
+        ok = {k: v for k, v in m.items() if v < r and len(g) >= MIN_ROWS_DEFAULT}
+        pick = min(ok, key=ok.get) if ok else "roofline"
+        lines.append(f"| {fam} | {len(g)} | {_pct(r)} | " + " | ".join(_pct(m[k]) for k in cols) + f" | {pick} |")
+    return lines + ["", "A device family without held-out rows (hopper, volta, ...) gets the roofline, and so does a row "
+                    "the chosen predictor would predict out of distribution. The choice is made on these same held-out "
+                    "rows (as the files record them), so where two predictors are close the chosen one's figure is a "
+                    "slightly optimistic estimate of its error on new families.", ""]
+
+
 def section(held: pd.DataFrame, lodo: pd.DataFrame | None, accuracy: dict, schema: dict, version: str,
             gnn: list[str] | None = None) -> str:
     lines = [f"## Learned predictor: gradient-boosted trees ({version})", "",
@@ -102,14 +153,14 @@ def section(held: pd.DataFrame, lodo: pd.DataFrame | None, accuracy: dict, schem
              "`perfcard features --schema`). Same rows for both predictors; the roofline columns here are on "
              "the trees' rows (sources as `scripts/training/rows.py` builds them).", "",
              "### Held-out model families", "", markdown(held), "",
-             "### Default predictor per device family (held-out rows)", "",
-             "| family | rows | roofline MAPE | trees MAPE | default |", "|---|---:|---:|---:|---|"]
+             "### The trees against the roofline per device family (held-out rows)", "",
+             "| family | rows | roofline MAPE | trees MAPE | trees beat the roofline |", "|---|---:|---:|---:|---|"]
     for fam, a in sorted(accuracy.items()):
         lines.append(f"| {fam} | {a['rows']} | {_pct(a['roofline_mape'])} | {_pct(a['mape'])} | "
-                     f"{'trees' if a['beats'] else 'roofline'} |")
-    lines += ["", f"A family's default is the trees only where they beat the roofline on at least {MIN_ROWS_DEFAULT} "
-              "held-out rows; `--predictor auto` (the default) follows this table, and uses the roofline for a row "
-              "the trees would predict out of distribution.", ""]
+                     f"{'yes' if a['beats'] else 'no'} |")
+    lines += ["", f"A learned predictor may be a family's default only where it beats the roofline on at least "
+              f"{MIN_ROWS_DEFAULT} held-out rows; which one `--predictor auto` takes is in the last table of this "
+              "section.", ""]
     if lodo is not None and len(lodo):
         lines += ["### Leave one device out", "",
                   "Each device in turn: trained on the other devices' train rows, scored on all its rows (the "

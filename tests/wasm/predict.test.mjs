@@ -13,6 +13,8 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { assertSameDoc } from './same_doc.mjs';
+
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dist = resolve(process.env.PERFCARD_WASM_DIST ?? join(root, 'build', 'wasm', 'dist'));
 const cli = resolve(process.env.PERFCARD_CLI ?? join(root, 'build', 'native', 'core', 'perfcard'));
@@ -28,7 +30,7 @@ const resnet = readFileSync(resnetPath);
 const treesPath = join(root, 'weights', 'trees.pcwt');
 const trees = readFileSync(treesPath);
 const gnnPath = join(root, 'weights', 'gnn.pcwt');
-const noGnn = existsSync(gnnPath) ? false : 'weights/gnn.pcwt is not committed';
+const ensemblePath = join(root, 'weights', 'ensemble.pcwt');
 
 let api;
 let scratch;
@@ -37,7 +39,9 @@ before(async () => {
   assert.ok(existsSync(entry), `${entry} is missing: run scripts/build.sh`);
   api = await import(pathToFileURL(entry).href);
   await api.loadPredictor(trees, 'trees.pcwt');
-  if (!noGnn) await api.loadPredictor(readFileSync(gnnPath), 'gnn.pcwt');
+  // The ensemble after its members, as the CLI loads them.
+  await api.loadPredictor(readFileSync(gnnPath), 'gnn.pcwt');
+  await api.loadPredictor(readFileSync(ensemblePath), 'ensemble.pcwt');
   scratch = mkdtempSync(join(tmpdir(), 'perfcard-wasm-predict-'));
 });
 after(() => {
@@ -110,7 +114,7 @@ describe('predict() returns the CLI document', () => {
         const want = runCli(path, options);
         assert.ok(want.ok, want.message);
         const got = await runWasm(readFileSync(path), options);
-        assert.deepEqual(got, want);
+        assertSameDoc(got, want);
       });
     }
   }
@@ -123,29 +127,21 @@ describe('predict() returns the CLI document', () => {
       const options = { devices: 'all', batch: [1, 8], dims: { sequence: 128 } };
       const want = runCli(join(dir, f), options);
       assert.ok(want.ok, `${f}: ${want.message}`);
-      assert.deepEqual(await runWasm(readFileSync(join(dir, f)), options), want, f);
+      assertSameDoc(await runWasm(readFileSync(join(dir, f)), options), want, f);
     }
   });
 
-  // The GNN's dense maths sum in a different order natively (SSE) and in wasm (SIMD128), so its rows agree
-  // to float rounding rather than bit for bit: everything else must be equal.
-  test('the GNN predicts what the CLI predicts, to float rounding', { skip: noCli || noGnn }, async () => {
-    const options = { devices: 'every', batch: [1, 8], predictor: 'gnn' };
-    for (const path of [resnetPath, tinyPath]) {
-      const want = runCli(path, options);
-      assert.ok(want.ok, want.message);
-      const got = await runWasm(readFileSync(path), options);
-      assert.ok(got.ok, got.message);
-      assert.equal(got.doc.predictions.length, want.doc.predictions.length);
-      got.doc.predictions.forEach((g, i) => {
-        const w = want.doc.predictions[i];
-        assert.deepEqual(g.predictor, w.predictor);
-        assert.equal(g.device, w.device);
-        assert.equal(g.out_of_distribution, w.out_of_distribution);
-        assert.ok(Math.abs(g.latency_ms / w.latency_ms - 1) < 1e-5, `${w.device} b${w.batch}: ${g.latency_ms} vs ${w.latency_ms}`);
-      });
-    }
-  });
+  // The learned predictors one by one (each of the option sets above ran "auto", which chooses among them).
+  for (const predictor of ['trees', 'gnn', 'ensemble']) {
+    test(`predictor ${predictor}: the CLI's document`, { skip: noCli }, async () => {
+      const options = { devices: 'every', batch: [1, 8], predictor };
+      for (const path of [resnetPath, tinyPath]) {
+        const want = runCli(path, options);
+        assert.ok(want.ok, want.message);
+        assertSameDoc(await runWasm(readFileSync(path), options), want, path);
+      }
+    });
+  }
 
   test('an open model predicts the same as one call', async () => {
     const options = { devices: 'all', batch: [1, 8], kernels: true };
@@ -266,6 +262,24 @@ describe('loadPredictor()', () => {
       assert.ok(row.latency_ms > 0 && row.predictor.baseline_latency_ms > 0, row.device);
     }
     model.close();
+  });
+
+  test('the ensemble loads after its members and gives a calibrated band; before them it is refused', async () => {
+    const card = await api.createPerfCard();
+    const ensemble = readFileSync(ensemblePath);
+    assert.equal(refused(card, ensemble, 'ensemble.pcwt'),
+      'the ensemble combines the roofline, trees and gnn; load trees.pcwt before ensemble.pcwt');
+    card.loadPredictor(trees, 'trees.pcwt');
+    card.loadPredictor(readFileSync(gnnPath), 'gnn.pcwt');
+    assert.equal(card.loadPredictor(ensemble, 'ensemble.pcwt').name, 'ensemble');
+    const doc = card.predictSync(resnet, { devices: ['rtx4090', 'h100-sxm5-80gb'], batch: [8], predictor: 'ensemble' });
+    const [ada, hopper] = doc.predictions;
+    assert.equal(ada.predictor.name, 'ensemble');
+    assert.equal(ada.latency_band_coverage, 0.8);
+    assert.ok(ada.latency_band_ms[0] < ada.latency_ms && ada.latency_ms < ada.latency_band_ms[1]);
+    assert.equal(hopper.predictor.name, 'roofline', 'no held-out rows of the family: the roofline, flagged');
+    assert.equal(hopper.out_of_distribution, true);
+    assert.equal(hopper.latency_band_coverage, null);
   });
 
   test('a truncated, tampered or unlisted file is refused by name and reason; the loaded set stays', async () => {

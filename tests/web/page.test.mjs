@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
+import { assertSameDoc } from '../wasm/same_doc.mjs';
 import { guard, launch, root, serve, unavailable } from './harness.mjs';
 
 const cli = resolve(process.env.PERFCARD_CLI ?? join(root, 'build', 'native', 'core', 'perfcard'));
@@ -86,13 +87,15 @@ function assertTableEquals(rows, doc) {
     assert.ok(r, `row for ${p.device}`);
     assert.equal(r.batch, p.batch);
     const s = (v) => (v === null ? 'null' : String(v));
+    // Numbers to float rounding (the learned predictors' dense maths: tests/wasm/same_doc.mjs).
+    const num = (cell, v, what) => assertSameDoc(cell === 'null' ? null : Number(cell), v, `${p.device} ${what}`);
     assert.equal(r.cells.precision, p.precision, `${p.device} precision`);
-    assert.equal(r.cells.latency_ms, s(p.latency_ms), `${p.device} latency`);
-    assert.equal(r.cells.throughput_per_s, s(p.throughput_per_s), `${p.device} throughput`);
-    assert.equal(r.cells.peak_memory_mb, s(p.peak_memory_mb), `${p.device} memory`);
+    num(r.cells.latency_ms, p.latency_ms, 'latency');
+    num(r.cells.throughput_per_s, p.throughput_per_s, 'throughput');
+    num(r.cells.peak_memory_mb, p.peak_memory_mb, 'memory');
     assert.equal(r.cells.fits, s(p.fits), `${p.device} fits`);
-    assert.equal(r.cells.energy_j_per_sample, s(p.energy_j_per_sample), `${p.device} energy`);
-    assert.equal(r.cells.carbon_g_per_1000, s(p.carbon_g_per_1000), `${p.device} carbon`);
+    num(r.cells.energy_j_per_sample, p.energy_j_per_sample, 'energy');
+    num(r.cells.carbon_g_per_1000, p.carbon_g_per_1000, 'carbon');
     assert.equal(r.cells.mig, s(p.mig ? p.mig.recommended : null), `${p.device} MIG`);
   }
 }
@@ -137,7 +140,7 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     const doc = runCli(file, args);
     assertTableEquals(await tableRows(page), doc);
     const exported = await exportJson(page);
-    assert.deepEqual(exported.prediction, doc, 'exported JSON is the CLI document');
+    assertSameDoc(exported.prediction, doc, 'exported JSON');
     assert.equal(exported.cli, `perfcard predict bert_base.onnx ${args.join(' ')} --json`);
     // The settings are in the fragment (never model bytes).
     const hash = new URLSearchParams((await page.evaluate(() => location.hash)).slice(1));

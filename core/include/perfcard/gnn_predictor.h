@@ -56,7 +56,7 @@ class GnnPredictor final : public Predictor {
   std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const override;
   PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
 
-  const std::map<std::string, FamilyAccuracy>& accuracy() const { return domain_.accuracy(); }
+  const std::map<std::string, FamilyAccuracy>& accuracy() const override { return domain_.accuracy(); }
   const GnnModel& model() const { return model_; }
 
  private:

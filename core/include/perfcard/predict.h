@@ -62,6 +62,9 @@ struct DevicePrediction {
   std::vector<MigOption> mig;
   std::optional<std::size_t> mig_recommended;  // index into mig
   double uncertainty = 0;
+  // The latency's band: a predictor's calibrated one (band_coverage of held-out rows inside it), else
+  // latency / (1 + uncertainty) .. latency x (1 + uncertainty) with band_coverage 0 (not calibrated).
+  double band_low_ms = 0, band_high_ms = 0, band_coverage = 0;
   double busy_ms = 0;                        // device busy time within latency_ms
   double baseline_ms = 0;                    // the roofline's latency that a learned predictor corrected
   bool out_of_distribution = false;          // the warnings say why

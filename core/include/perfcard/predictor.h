@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -62,10 +63,20 @@ struct PredictorOutput {
   double intensity = 0;         // how hard the busy device is pushed, 0..1
   double busy_ms = 0;           // device busy time
   double baseline_ms = 0;       // a learned predictor's physics baseline (the roofline) before correction
+  // A calibrated band (the ensemble's): `band_coverage` of held-out rows were measured inside
+  // [band_low_ms, band_high_ms]. 0 = none; the band is then latency / (1 + uncertainty) .. x (1 + uncertainty).
+  double band_low_ms = 0, band_high_ms = 0, band_coverage = 0;
   bool out_of_distribution = false;
   std::string predictor, version;  // who made this row (a selecting predictor names the one it chose)
   std::vector<KernelTime> kernels;
   std::vector<std::string> warnings;  // out-of-distribution reasons included, in words
+};
+
+// Held-out accuracy of a learned predictor for one device family, as its file records it.
+struct FamilyAccuracy {
+  double mape = 0;
+  std::int64_t rows = 0;
+  bool beats_roofline = false;  // on the same held-out rows
 };
 
 class Predictor {
@@ -76,6 +87,11 @@ class Predictor {
   virtual std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const = 0;
   // `prepared` must come from this predictor's prepare(); another's is refused (Error, internal).
   virtual PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const = 0;
+  // A learned predictor's held-out accuracy per device family (what "auto" chooses by); empty otherwise.
+  virtual const std::map<std::string, FamilyAccuracy>& accuracy() const {
+    static const std::map<std::string, FamilyAccuracy> none;
+    return none;
+  }
 };
 
 }  // namespace perfcard

@@ -1,7 +1,8 @@
 // Predictors by name. The roofline is built from its constants; a learned predictor from its weights file,
 // chosen by the file's `predictor` key (as ggml's registry builds a backend by name), after the file's
 // bytes are checked against weights/manifest.json. "auto" picks, per device family, a learned predictor
-// whose file records that it beats the roofline on that family's held-out rows, else the roofline.
+// that beats the roofline on that family's held-out rows with the lowest error there (as its file records
+// them), else the roofline.
 #pragma once
 
 #include <memory>
@@ -25,15 +26,18 @@ std::span<const std::string_view> learned_predictor_names();
 void verify_weights(std::string_view manifest_json, std::string_view path, std::span<const std::uint8_t> bytes);
 
 // The predictor a file holds, by its `predictor` key; Error(bad_data) for a name this build cannot run.
+// `loaded`: the predictors loaded so far, where a combining predictor (the ensemble) finds its members.
 std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
-                                                        std::shared_ptr<const RooflinePredictor> roofline);
+                                                        std::shared_ptr<const RooflinePredictor> roofline,
+                                                        std::span<const std::shared_ptr<const Predictor>> loaded = {});
 
 // verify_weights(), then the predictor the file holds: what the CLI does for each shipped file and the
 // page for each fetched one. The bytes need the alignment a heap buffer has; the predictor copies what it
 // keeps, so they may be freed afterwards.
 std::shared_ptr<const Predictor> load_learned_predictor(std::string_view manifest_json, std::string_view path,
                                                         std::span<const std::uint8_t> bytes,
-                                                        std::shared_ptr<const RooflinePredictor> roofline);
+                                                        std::shared_ptr<const RooflinePredictor> roofline,
+                                                        std::span<const std::shared_ptr<const Predictor>> loaded = {});
 
 struct PredictorSet {
   std::shared_ptr<const RooflinePredictor> roofline;

@@ -16,13 +16,6 @@
 
 namespace perfcard {
 
-// Held-out accuracy of a learned predictor for one device family, as its file records it.
-struct FamilyAccuracy {
-  double mape = 0;
-  std::int64_t rows = 0;
-  bool beats_roofline = false;  // on the same held-out rows: where it is the default predictor
-};
-
 class TrainingDomain {
  public:
   TrainingDomain() = default;

@@ -27,7 +27,7 @@ class TreesPredictor final : public Predictor {
   std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const override;
   PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
 
-  const std::map<std::string, FamilyAccuracy>& accuracy() const { return domain_.accuracy(); }
+  const std::map<std::string, FamilyAccuracy>& accuracy() const override { return domain_.accuracy(); }
   const TreeEnsemble& ensemble() const { return trees_; }
   const std::string& provenance() const { return provenance_; }
 

@@ -1,0 +1,170 @@
+#include "perfcard/ensemble_predictor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "perfcard/error.h"
+#include "perfcard/features.h"
+
+namespace perfcard {
+
+inline constexpr std::int64_t kEnsembleVersion = 1;
+
+namespace {
+
+constexpr std::string_view kMembers[] = {"roofline", "trees", "gnn"};
+
+std::string short_number(double v, int digits = 3) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+// The loaded predictor called `name` whose version is `version`, as type P.
+template <class P>
+std::shared_ptr<const P> member(std::span<const std::shared_ptr<const Predictor>> loaded, std::string_view name,
+                                std::string_view version) {
+  for (const auto& p : loaded) {
+    if (!p || p->name() != name) continue;
+    auto typed = std::dynamic_pointer_cast<const P>(p);
+    if (!typed) throw internal_error("the loaded '" + std::string(name) + "' predictor is not of the expected type");
+    if (p->version() != version)
+      throw data_error("the ensemble was fitted with " + std::string(name) + " " + std::string(version) +
+                       "; the loaded one is " + p->version() + " (refit it: scripts/training/ensemble.py)");
+    return typed;
+  }
+  throw data_error("the ensemble combines the roofline, trees and gnn; load " + std::string(name) +
+                   ".pcwt before ensemble.pcwt");
+}
+
+}  // namespace
+
+EnsemblePredictor::EnsemblePredictor(const WeightsFile& f, std::shared_ptr<const RooflinePredictor> roofline,
+                                     std::span<const std::shared_ptr<const Predictor>> loaded)
+    : roofline_(std::move(roofline)) {
+  if (!roofline_) throw internal_error("the ensemble needs the roofline it corrects");
+  if (f.predictor() != "ensemble") throw data_error("the file is a '" + std::string(f.predictor()) + "' predictor, not 'ensemble'");
+  if (f.predictor_version() != kEnsembleVersion)
+    throw data_error("ensemble predictor version " + std::to_string(f.predictor_version()) +
+                     " is not the version this build runs (" + std::to_string(kEnsembleVersion) + ")");
+  f.require_schema_hash(feature_schema_hash());
+  f.require_schema_hash(graph_schema_hash(), "graph_schema.hash");
+  const auto& members = f.get_strings("ensemble.members");
+  const auto& versions = f.get_strings("ensemble.member_versions");
+  if (!std::equal(members.begin(), members.end(), std::begin(kMembers), std::end(kMembers)) ||
+      versions.size() != members.size())
+    throw data_error("ensemble.members must be roofline, trees, gnn, each with its version in ensemble.member_versions");
+  if (versions[0] != roofline_->version())
+    throw data_error("the ensemble was fitted with roofline " + versions[0] + "; this build's is " + roofline_->version());
+  trees_ = member<TreesPredictor>(loaded, "trees", versions[1]);
+  gnn_ = member<GnnPredictor>(loaded, "gnn", versions[2]);
+
+  const auto& groups = f.get_strings("ensemble.groups");
+  const std::int64_t G = std::int64_t(groups.size()), M = std::int64_t(members.size());
+  const auto w = f.tensor("group.weights", WDType::F32, {G, M}).f32();
+  const auto base = f.tensor("group.band_base", WDType::F32, {G}).f32();
+  const auto spread = f.tensor("group.band_spread", WDType::F32, {G}).f32();
+  for (std::int64_t g = 0; g < G; ++g) {
+    const std::string& gname = groups[std::size_t(g)];
+    Group grp;
+    double sum = 0;
+    for (std::int64_t i = 0; i < M; ++i) {
+      const double v = w[std::size_t(g * M + i)];
+      if (!(v >= 0) || !std::isfinite(v)) throw data_error("group.weights of '" + gname + "' has a value that is not >= 0");
+      grp.weights.push_back(v);
+      sum += v;
+    }
+    if (std::abs(sum - 1) > 1e-3) throw data_error("group.weights of '" + gname + "' do not sum to 1");
+    grp.band_base = base[std::size_t(g)];
+    grp.band_spread = spread[std::size_t(g)];
+    if (!(grp.band_base >= 0) || !(grp.band_spread >= 0) || !std::isfinite(grp.band_base + grp.band_spread))
+      throw data_error("the band of '" + gname + "' is not made of finite numbers >= 0");
+    groups_[gname] = std::move(grp);
+  }
+  if (!groups_.count("gpu") || !groups_.count("cpu")) throw data_error("ensemble.groups must name gpu and cpu");
+  coverage_ = f.get_float("band.coverage");
+  if (!(coverage_ > 0 && coverage_ < 1)) throw data_error("band.coverage must lie between 0 and 1");
+
+  const TensorInfo& c = f.tensor("ood.centroids", WDType::F32, {-1, -1});
+  dims_ = std::size_t(c.dims[1]);
+  const auto cv = c.f32();
+  centroids_.assign(cv.begin(), cv.end());
+  const auto sv = f.tensor("ood.scale", WDType::F32, {std::int64_t(dims_)}).f32();
+  scale_.assign(sv.begin(), sv.end());
+  for (float s : scale_)
+    if (!(s > 0)) throw data_error("ood.scale has a value that is not > 0");
+  if (centroids_.empty()) throw data_error("ood.centroids is empty");
+  threshold_ = f.get_float("ood.threshold");
+  if (!(threshold_ > 0) || !std::isfinite(threshold_)) throw data_error("ood.threshold must be a finite number > 0");
+
+  domain_ = TrainingDomain(f, feature_schema().size());
+  version_ = "ensemble-" + std::to_string(kEnsembleVersion) + "." + std::string(f.get_string("training.date"));
+}
+
+double EnsemblePredictor::embedding_distance(std::span<const float> e) const {
+  if (e.size() != dims_)
+    throw data_error("a graph embedding of " + std::to_string(e.size()) + " values; the ensemble's centroids have " +
+                     std::to_string(dims_));
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k < centroids_.size() / dims_; ++k) {
+    double d = 0;
+    for (std::size_t j = 0; j < dims_; ++j) {
+      const double z = (double(e[j]) - centroids_[k * dims_ + j]) / scale_[j];
+      d += z * z;
+    }
+    best = std::min(best, d);
+  }
+  return std::sqrt(best / double(dims_));
+}
+
+std::unique_ptr<Prepared> EnsemblePredictor::prepare(const PredictorSubject& s) const { return gnn_->prepare(s); }
+
+PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
+  const auto* p = dynamic_cast<const GnnPrepared*>(&prepared);
+  if (!p) throw internal_error("an ensemble prediction was asked with state prepared by another predictor");
+  std::string family;
+  roofline_->constants().family_of(*q.device, &family);
+  RooflineResult r = roofline_->time(*p, q);
+  if (!domain_.accuracy().count(family)) {
+    PredictorOutput out = roofline_->predict(*p, q);
+    out.out_of_distribution = true;
+    out.warnings.push_back("out of distribution: no held-out rows of device family '" + family +
+                           "' measure the learned predictors' error, so the roofline predicts");
+    return out;
+  }
+  const PredictorOutput t = trees_->predict(*p, q);
+  const PredictorOutput g = gnn_->predict(*p, q);
+  const double base = std::log(std::max(r.latency_ms, 1e-12));
+  const double logs[] = {base, std::log(std::max(t.latency_ms, 1e-12)), std::log(std::max(g.latency_ms, 1e-12))};
+  auto own = groups_.find(family);
+  const Group& grp = own != groups_.end() ? own->second : groups_.at(q.device->is_gpu() ? "gpu" : "cpu");
+  double mixed = 0;
+  for (std::size_t i = 0; i < 3; ++i) mixed += grp.weights[i] * logs[i];
+  const double spread = std::abs(logs[1] - logs[2]) / 2;  // the standard deviation of two values
+
+  const std::vector<float> row = p->features.row(*q.device, q, r);
+  PredictorOutput out = domain_.correct(std::move(r), mixed - base, "the ensemble's");
+  out.predictor = name();
+  out.version = version_;
+  domain_.judge(family, row, {}, roofline_->uncertainty(*q.device, nullptr), out);
+  if (p->unknown_ops > 0) {
+    out.out_of_distribution = true;
+    out.warnings.push_back("out of distribution: " + std::to_string(p->unknown_ops) +
+                           " nodes have op types the learned predictors never saw");
+  }
+  const double distance = embedding_distance(p->embedding.values());
+  if (distance > threshold_) {
+    out.out_of_distribution = true;
+    out.warnings.push_back("out of distribution: the graph is far from every graph trained on (distance " +
+                           short_number(distance) + "; the training graphs lie within " + short_number(threshold_) + ")");
+  }
+  double half = grp.band_base + grp.band_spread * spread;
+  if (out.out_of_distribution) half *= 2;  // as the uncertainty: nothing measured says how far it errs there
+  out.band_low_ms = out.latency_ms * std::exp(-half);
+  out.band_high_ms = out.latency_ms * std::exp(half);
+  out.band_coverage = coverage_;
+  return out;
+}
+
+}  // namespace perfcard

@@ -1,0 +1,348 @@
+"""Fit the ensemble of the roofline, the trees and the GNN (issue 12): its weights, its calibrated band and
+the graph-embedding distance beyond which a model is out of distribution.
+
+    nice -n 19 /usr/bin/python3 -m scripts.training.ensemble [--write] [--folds 3] [--cache FILE]
+
+Nothing here is fitted on held-out test rows. The train families are split into K folds (by family); for
+each fold the trees and the GNN are refitted with their committed recipes on the other folds and predict
+the fold's rows, so every train row gets a prediction from members that never saw its family
+(out-of-fold). On those rows, per group (GPUs: PyTorch eager; CPUs: onnxruntime; and each device family
+with MIN_GROUP_ROWS rows of MIN_FAMILIES model families, which the core prefers to its kind's):
+  - weights w (on the simplex, a 0.05 grid) minimizing the mean APE of exp(sum_i w_i log latency_i), each
+    row weighing 1/rows of its source, as in the members' training (a source of fewer than MIN_FAMILIES
+    model families weighs nothing: see source_weights), and the roofline's weight only where its constants
+    were not fitted on the rows (see fit_group_weights);
+  - a band latency x exp(+-(base + spread s)), s = the standard deviation of the trees' and the GNN's log
+    latencies: for each spread on a grid, base is the weighted 80% quantile of |log error| - spread s
+    (so 80% of the rows are inside), and the pair with the narrowest mean band is kept;
+  - out of distribution: the GNN's graph embeddings of the train models, standardized, clustered
+    (k-means); a graph's distance is to the nearest centroid, and the threshold is the 95th percentile of
+    out-of-fold distances (each fold's graphs against centroids of the other folds' graphs).
+The shipped members (weights/trees.pcwt, gnn.pcwt, trained on every train family) then predict the
+held-out families through the core (`perfcard eval`, predictor "ensemble"), which gives the file's
+held-out accuracy per device family and the figures printed here: MAPE and Kendall's tau per source and
+device, the band's coverage per source, and the error of rows flagged out of distribution against the rest.
+--write exports weights/ensemble.pcwt and refreshes weights/manifest.json; --cache keeps the rows and graphs
+the core computed (a pickle) so that a second run skips them.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import pickle
+import sys
+
+import numpy as np
+import pandas as pd
+
+from scripts import paths
+from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
+from scripts.training import gnn, report, rows as trows, trees
+from scripts.weights import pcwt
+
+OUT = os.path.join(paths.WEIGHTS, "ensemble.pcwt")
+PREDICTOR_VERSION = 1
+MEMBERS = ("roofline", "trees", "gnn")
+GROUPS = ("gpu", "cpu")
+COVERAGE = 0.8
+OOD_QUANTILE = 0.95
+MIN_FAMILIES = 5      # model families a source (or a device family's group) needs to count in a fit
+MIN_GROUP_ROWS = 100  # out-of-fold rows a device family needs for weights and a band of its own
+# Sources whose train families the roofline's constants were fitted on (weights/roofline.json's provenance:
+# stage C on timm's eager rows, stage E on our onnxruntime CPU rows): the roofline is in-sample there.
+ROOFLINE_FITTED_ON = ("timm", "cpu_ours")
+CENTROIDS = 32
+SPREADS = np.round(np.arange(0, 4.01, 0.25), 2)
+
+
+def group_of(runtime: pd.Series) -> np.ndarray:
+    return np.where(runtime.to_numpy() == "onnxruntime", "cpu", "gpu")
+
+
+def fold_of(family: str, folds: int) -> int:
+    return int(hashlib.sha1(f"ensemble-fold:{family}".encode()).hexdigest()[:8], 16) % folds
+
+
+def committed_recipe(path: str) -> dict:
+    with open(path, "rb") as f:
+        return json.loads(pcwt.read_bytes(f.read()).metadata["training.recipe"])
+
+
+def load(cache: str | None, help_sample: int):
+    if cache and os.path.exists(cache):
+        with open(cache, "rb") as f:
+            return pickle.load(f)
+    df, missing = trows.load(help_sample=help_sample)
+    if missing:
+        raise SystemExit("rows of " + ", ".join(missing) + " are missing (zoo graphs not exported: "
+                         "/usr/bin/python3 -m scripts.zoo.all)")
+    graphs, gid = gnn.graphs_for(df)
+    if cache:
+        with open(cache, "wb") as f:
+            pickle.dump((df, (graphs, gid)), f)
+    return df, (graphs, gid)
+
+
+# ------------------------------------------------------------------------------------------ out of fold
+
+def out_of_fold(df: pd.DataFrame, graphs, gid, folds: int, schema: dict) -> pd.DataFrame:
+    """The train rows with each member's log latency from models that never saw the row's family."""
+    recipe = dict(gnn.HYPER, **{k: v for k, v in committed_recipe(gnn.OUT).items() if k in gnn.HYPER})
+    n_ops, n_cls = len(schema["ops"]) + 1, len(schema["op_classes"])
+    train_idx = np.flatnonzero((df.split == "train").to_numpy())
+    fold = np.array([fold_of(f, folds) for f in df.family.iloc[train_idx]])
+    parts = []
+    for k in range(folds):
+        tr, va = train_idx[fold != k], train_idx[fold == k]
+        fit_rows, val_rows = df.iloc[tr].reset_index(drop=True), df.iloc[va].copy()
+        lo, hi = trees.target(fit_rows).min(), trees.target(fit_rows).max()
+        print(f"fold {k + 1}/{folds}: {len(tr)} rows fit, {len(va)} predicted", flush=True)
+        booster = trees.fit(fit_rows)
+        m_trees = np.clip(trees.margins(booster, val_rows), lo, hi)
+        model, node_norm, row_norm = gnn.fit(fit_rows, graphs, gid[tr], n_ops, n_cls, recipe)
+        model.eval()
+        m_gnn = np.clip(gnn.predict(model, node_norm, row_norm, val_rows, graphs, gid[va]), lo, hi)
+        base = np.log(val_rows.roofline_ms.to_numpy())
+        val_rows["log_roofline"], val_rows["log_trees"], val_rows["log_gnn"] = base, base + m_trees, base + m_gnn
+        val_rows["fold"] = k
+        parts.append(val_rows)
+    return pd.concat(parts)
+
+
+# ------------------------------------------------------------------------------------------------- fit
+
+def source_weights(df: pd.DataFrame) -> np.ndarray:
+    """Each source weighs the same, as in the members' training; but a source with fewer than MIN_FAMILIES
+    model families among the rows weighs nothing: its rows say how one family errs, not how a new one will
+    (DLE's ResNet-50 sweeps, one family, would otherwise weigh as much as timm's or HELP's)."""
+    fams = df.groupby("source").family.nunique()
+    keep = df.source.map(fams >= MIN_FAMILIES).to_numpy(bool)
+    w = np.where(keep, 1.0 / df.source.map(df.source.value_counts()).to_numpy(dtype=np.float64), 0.0)
+    return w / w.sum()
+
+
+def simplex(members: int = 3, step: float = 0.05):
+    n = int(round(1 / step))
+    if members == 2:
+        for a in range(n + 1):
+            yield np.array([a, n - a], np.float64) / n
+        return
+    for a in range(n + 1):
+        for b in range(n + 1 - a):
+            yield np.array([a, b, n - a - b], np.float64) / n
+
+
+def fit_weights(logs: np.ndarray, y: np.ndarray, w: np.ndarray, members: int = 3) -> np.ndarray:
+    best, best_w = np.inf, None
+    for cand in simplex(members):
+        err = float(np.sum(w * np.abs(np.exp(logs @ cand - y) - 1)))
+        if err < best - 1e-12:
+            best, best_w = err, cand
+    return best_w
+
+
+def weighted_quantile(v: np.ndarray, w: np.ndarray, q: float) -> float:
+    order = np.argsort(v)
+    c = np.cumsum(w[order]) / w.sum()
+    return float(v[order][min(len(v) - 1, np.searchsorted(c, q))])
+
+
+def fit_band(err: np.ndarray, spread: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """(base, spread coefficient): COVERAGE of the weighted rows inside, the narrowest mean band."""
+    best = None
+    for a in SPREADS:
+        b = max(0.0, weighted_quantile(err - a * spread, w, COVERAGE))
+        width = float(np.sum(w * (b + a * spread)))
+        if best is None or width < best[0] - 1e-12:
+            best = (width, b, float(a))
+    return best[1], best[2]
+
+
+def member_logs(df: pd.DataFrame) -> np.ndarray:
+    return df[["log_roofline", "log_trees", "log_gnn"]].to_numpy(np.float64)
+
+
+def groups(oof: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Row masks of the groups fitted: gpu and cpu (every row of the kind), and each device family with
+    MIN_GROUP_ROWS rows of MIN_FAMILIES model families (the core uses a family's own group where there is
+    one, else its kind's)."""
+    kind = group_of(oof.runtime)
+    out = {g: kind == g for g in GROUPS}
+    for fam, g in oof.groupby("device_family"):
+        if fam not in out and len(g) >= MIN_GROUP_ROWS and g.family.nunique() >= MIN_FAMILIES:
+            out[fam] = (oof.device_family == fam).to_numpy()
+    return out
+
+
+def fit_group_weights(rows: pd.DataFrame) -> np.ndarray:
+    """The roofline's constants were fitted on some of these rows (ROOFLINE_FITTED_ON), where its error is
+    in-sample and would buy it weight it has not earned: its weight is fitted on the other rows only, and
+    is 0 in a group that has none (the trees and the GNN, out-of-fold everywhere, share it)."""
+    fresh = ~rows.source.isin(ROOFLINE_FITTED_ON).to_numpy()
+    if fresh.any():
+        part = rows[fresh]
+        return fit_weights(member_logs(part), np.log(part.latency_ms.to_numpy()), source_weights(part))
+    logs, y, w = member_logs(rows), np.log(rows.latency_ms.to_numpy()), source_weights(rows)
+    learned = fit_weights(logs[:, 1:], y, w, members=2)
+    return np.concatenate([[0.0], learned])
+
+
+def fit(oof: pd.DataFrame) -> dict:
+    out = {}
+    for g, mask in groups(oof).items():
+        rows = oof[mask]
+        logs, y, w = member_logs(rows), np.log(rows.latency_ms.to_numpy()), source_weights(rows)
+        weights = fit_group_weights(rows)
+        err = np.abs(logs @ weights - y)
+        spread = np.abs(rows.log_trees - rows.log_gnn).to_numpy() / 2
+        base, a = fit_band(err, spread, w)
+        out[g] = {"weights": weights, "band_base": base, "band_spread": a, "rows": len(rows)}
+        mape = {m: float(np.sum(w * np.abs(np.exp(logs[:, i] - y) - 1))) for i, m in enumerate(MEMBERS)}
+        print(f"{g}: {len(rows)} out-of-fold rows ({', '.join(f'{s} {n}' for s, n in rows.source.value_counts().items())}); "
+              f"weights " + ", ".join(f"{m} {v:.2f}" for m, v in zip(MEMBERS, weights)) +
+              f"; band exp(+-({base:.3f} + {a:.2f} s)); source-weighted MAPE " +
+              ", ".join(f"{m} {v:.1%}" for m, v in mape.items()) +
+              f", ensemble {float(np.sum(w * np.abs(np.exp(logs @ weights - y) - 1))):.1%}")
+    return out
+
+
+# ---------------------------------------------------------------------------------- out of distribution
+
+def embeddings(df: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The GNN's graph embedding of each model of the rows, from the core."""
+    first = df.drop_duplicates("model")
+    qs = [{"model": r.model, "dims": json.loads(r.dims), "device": r.device_id, "precision": r.precision,
+           "runtime": r.runtime, "threads": int(r.threads), "predictor": "gnn", "embedding": True}
+          for r in first.itertuples()]
+    return {m: np.array(res["embedding"], np.float64) for m, res in zip(first.model, run_queries(qs))}
+
+
+def kmeans(x: np.ndarray, k: int, seed: int = 0, iters: int = 50) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    c = x[rng.choice(len(x), min(k, len(x)), replace=False)].copy()
+    for _ in range(iters):
+        lab = np.argmin(((x[:, None, :] - c[None]) ** 2).sum(-1), axis=1)
+        for j in range(len(c)):
+            if np.any(lab == j):
+                c[j] = x[lab == j].mean(0)
+    return c
+
+
+def distance(x: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    """What EnsemblePredictor::embedding_distance computes, on standardized embeddings."""
+    return np.sqrt(((x[:, None, :] - centroids[None]) ** 2).sum(-1).min(1) / x.shape[1])
+
+
+def fit_ood(train: pd.DataFrame, emb: dict[str, np.ndarray], folds: int) -> dict:
+    models = train.drop_duplicates("model")
+    x = np.stack([emb[m] for m in models.model])
+    scale = np.maximum(x.std(0), 1e-3)
+    z = x / scale
+    fold = np.array([fold_of(f, folds) for f in models.family])
+    held = np.concatenate([distance(z[fold == k], kmeans(z[fold != k], CENTROIDS)) for k in range(folds)])
+    centroids = kmeans(z, CENTROIDS)
+    threshold = float(np.quantile(held, OOD_QUANTILE))
+    print(f"out of distribution: {len(models)} train graphs, {CENTROIDS} centroids; out-of-fold distance "
+          f"median {np.median(held):.2f}, {OOD_QUANTILE:.0%} {threshold:.2f}")
+    return {"centroids": (centroids * scale).astype(np.float32), "scale": scale.astype(np.float32),
+            "threshold": threshold}
+
+
+# ---------------------------------------------------------------------------------------------- export
+
+def member_versions(row: pd.Series) -> list[str]:
+    """The versions the core gives the members it loads now (the ensemble is refused with others)."""
+    q = {"model": row.model, "dims": json.loads(row.dims), "device": row.device_id, "precision": row.precision,
+         "runtime": row.runtime, "threads": int(row.threads)}
+    return [r["version"] for r in run_queries([dict(q, predictor=m) for m in MEMBERS])]
+
+
+def export(params: dict, ood: dict, train: pd.DataFrame, accuracy: dict, schema: dict, versions: list[str],
+           provenance: str) -> bytes:
+    domain_meta, domain_tensors = trees.training_domain(train, accuracy)
+    names = list(params)
+    meta = {"predictor": "ensemble", "predictor.version": PREDICTOR_VERSION, "feature_schema.hash": schema["hash"],
+            "graph_schema.hash": schema["graph"]["hash"], "training.provenance": provenance,
+            "training.sources": pcwt.Array("string", sorted(train.source.unique())),
+            "training.commit": trees.git_commit(), "training.date": datetime.date.today().isoformat(),
+            "created_by": "scripts/training/ensemble.py",
+            "ensemble.members": pcwt.Array("string", list(MEMBERS)),
+            "ensemble.member_versions": pcwt.Array("string", versions),
+            "ensemble.groups": pcwt.Array("string", names),
+            "band.coverage": COVERAGE, "ood.threshold": ood["threshold"], "ood.quantile": OOD_QUANTILE}
+    meta.update(domain_meta)
+    tensors = {"group.weights": np.stack([params[g]["weights"] for g in names]).astype(np.float32),
+               "group.band_base": np.array([params[g]["band_base"] for g in names], np.float32),
+               "group.band_spread": np.array([params[g]["band_spread"] for g in names], np.float32),
+               "ood.centroids": ood["centroids"], "ood.scale": ood["scale"]}
+    tensors.update(domain_tensors)
+    return pcwt.write_bytes(meta, tensors)
+
+
+def predict_test(test: pd.DataFrame) -> pd.DataFrame:
+    qs = [{"model": m, "dims": json.loads(d), "device": dev, "precision": p, "runtime": rt, "threads": int(t)}
+          for m, d, dev, p, rt, t in zip(test.model, test.dims, test.device_id, test.precision, test.runtime,
+                                         test.threads)]
+    out = test.copy()
+    for name in ("trees", "gnn", "ensemble"):
+        res = run_queries([dict(q, predictor=name) for q in qs])
+        out[f"{name}_ms"] = [r["latency_ms"] for r in res]
+        if name == "ensemble":
+            out["band_lo"] = [r.get("band_ms", [np.nan, np.nan])[0] for r in res]
+            out["band_hi"] = [r.get("band_ms", [np.nan, np.nan])[1] for r in res]
+            out["ood"] = [bool(r["out_of_distribution"]) for r in res]
+            out["ensemble_version"] = [r["version"] for r in res]
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--write", action="store_true", help="export weights/ensemble.pcwt")
+    ap.add_argument("--folds", type=int, default=3)
+    ap.add_argument("--cache", help="pickle of the core's rows and graphs (read if present, else written)")
+    args = ap.parse_args(argv)
+
+    schema = trows.schema()
+    help_sample = int(committed_recipe(trees.OUT)["help_sample"])
+    df, (graphs, gid) = load(args.cache, help_sample)
+    train, test = df[df.split == "train"], df[df.split == "test"]
+    print(f"{len(df)} rows ({len(train)} train, {len(test)} held out), {len(graphs)} graphs")
+    oof_cache = f"{args.cache}.oof{args.folds}" if args.cache else None
+    if oof_cache and os.path.exists(oof_cache):
+        oof = pd.read_pickle(oof_cache)
+    else:
+        oof = out_of_fold(df, graphs, gid, args.folds, schema)
+        if oof_cache:
+            oof.to_pickle(oof_cache)
+    params = fit(oof)
+    ood = fit_ood(train, embeddings(train), args.folds)
+    if not args.write:
+        return 0
+    versions = member_versions(test.iloc[0])
+    prov = (f"weights, band and out-of-distribution distance fitted on {args.folds}-fold out-of-fold predictions "
+            f"of the train families (trees and GNN refitted per fold with their committed recipes): " +
+            ", ".join(f"{s} {n}" for s, n in oof.source.value_counts().items()) +
+            "; never on the held-out families")
+    # Which families have held-out rows decides where the ensemble predicts; their error is measured next.
+    placeholder = {f: {"mape": 0.0, "rows": 0, "beats": False} for f in sorted(test.device_family.unique())}
+    with open(OUT, "wb") as f:
+        f.write(export(params, ood, train, placeholder, schema, versions, prov))
+    refresh_manifest()
+    scored = predict_test(test)
+    accuracy = report.family_accuracy(scored, learned="ensemble_ms")
+    data = export(params, ood, train, accuracy, schema, versions, prov)
+    with open(OUT, "wb") as f:
+        f.write(data)
+    refresh_manifest()
+    for fam, a in sorted(accuracy.items()):
+        print(f"  {fam}: ensemble {a['mape']:.1%} vs roofline {a['roofline_mape']:.1%} on {a['rows']} rows")
+    print("\n".join(report.ensemble_lines(scored, scored.ensemble_version.iloc[0])))
+    print(f"wrote {OUT} ({len(data)} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The ensemble's fitting rules on data whose answer is known, and the committed file as the core loads it:
+members of another version are refused (a member retrained without refitting the ensemble)."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+from scripts import paths
+from scripts.roofline.perfcard_eval import cli
+from scripts.training import ensemble
+from scripts.weights import pcwt, update_manifest
+
+
+class FitRules(unittest.TestCase):
+    def test_weights_pick_the_member_that_is_right(self):
+        rng = np.random.default_rng(0)
+        y = rng.normal(size=400)
+        logs = np.stack([y + 0.5, y + rng.normal(scale=0.02, size=400), y + 0.3], 1)  # biases of one sign
+        w = ensemble.fit_weights(logs, y, np.full(400, 1 / 400))
+        self.assertAlmostEqual(float(w.sum()), 1.0)
+        self.assertGreaterEqual(w[1], 0.5)
+
+    def test_band_holds_the_coverage_it_was_fitted_for(self):
+        rng = np.random.default_rng(1)
+        spread = rng.uniform(0, 0.3, size=5000)
+        err = np.abs(rng.normal(scale=0.05 + spread))  # errors grow with the members' disagreement
+        w = np.full(len(err), 1 / len(err))
+        base, a = ensemble.fit_band(err, spread, w)
+        inside = float(np.mean(err <= base + a * spread))
+        self.assertAlmostEqual(inside, ensemble.COVERAGE, delta=0.01)
+        self.assertGreater(a, 0)  # the disagreement is worth widening for
+        narrowest_fixed = np.quantile(err, ensemble.COVERAGE)
+        self.assertLess(float(np.mean(base + a * spread)), narrowest_fixed)
+
+    def test_distance_is_zero_at_a_centroid(self):
+        rng = np.random.default_rng(2)
+        x = np.concatenate([rng.normal(loc=c, scale=0.1, size=(50, 4)) for c in (-3, 0, 3)])
+        c = ensemble.kmeans(x, 3)
+        self.assertAlmostEqual(float(ensemble.distance(c[:1], c)[0]), 0.0)
+        self.assertGreater(float(ensemble.distance(np.full((1, 4), 10.0), c)[0]), 5)
+
+
+class CommittedFile(unittest.TestCase):
+    def test_members_of_another_version_are_refused(self):
+        with open(ensemble.OUT, "rb") as f:
+            w = pcwt.read_bytes(f.read())
+        meta = dict(w.metadata)
+        versions = list(meta["ensemble.member_versions"])
+        versions[1] = "trees-1.1999-01-01"
+        meta["ensemble.member_versions"] = versions
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in os.listdir(paths.WEIGHTS):
+                if name != "manifest.json":
+                    shutil.copy(os.path.join(paths.WEIGHTS, name), tmp)
+            pcwt.write(os.path.join(tmp, "ensemble.pcwt"), meta, {k: t.numpy() for k, t in w.tensors.items()})
+            with open(os.path.join(tmp, "manifest.json"), "w") as f:
+                f.write(update_manifest.render(update_manifest.build(tmp)))
+            q = os.path.join(tmp, "q.jsonl")
+            with open(q, "w") as f:
+                f.write(json.dumps({"model": os.path.join(paths.ROOT, "public", "examples", "resnet50.onnx"),
+                                    "device": "rtx4090", "precision": "fp16", "predictor": "ensemble"}) + "\n")
+            r = subprocess.run([cli(), "eval", q, "--weights", tmp], capture_output=True, text=True, check=True)
+        self.assertIn("ensemble.pcwt not used: the ensemble was fitted with trees trees-1.1999-01-01; the loaded "
+                      "one is trees-1.", r.stderr)
+        self.assertIn("predictor 'ensemble' is not available", json.loads(r.stdout)["error"])
+
+
+if __name__ == "__main__":
+    unittest.main()

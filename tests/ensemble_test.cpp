@@ -1,0 +1,165 @@
+// The ensemble from the committed files: its latency is the weighted geometric mean of its members' (the
+// file's weights, the members as loaded), its band holds the latency and is the file's calibrated one, a
+// device family without held-out rows gets the roofline, flagged; and it needs its members loaded first.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "perfcard/device.h"
+#include "perfcard/ensemble_predictor.h"
+#include "perfcard/error.h"
+#include "perfcard/onnx_loader.h"
+#include "perfcard/predictor_registry.h"
+#include "test_util.h"
+
+namespace {
+
+using perfcard::test::read_file;
+using perfcard::test::read_text;
+using perfcard::test::repo_path;
+
+struct Loaded {
+  perfcard::DeviceCatalog catalog;
+  perfcard::PredictorSet set;
+  std::vector<std::uint8_t> ensemble_bytes;
+};
+
+Loaded load_all() {
+  auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
+  Loaded l{perfcard::DeviceCatalog::parse(read_text(repo_path("weights/devices.json"))), {}, {}};
+  l.set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
+  const std::string manifest = read_text(repo_path("weights/manifest.json"));
+  for (auto name : perfcard::learned_predictor_names()) {
+    const std::string file = std::string(name) + ".pcwt";
+    const auto bytes = read_file(repo_path("weights/" + file));
+    l.set.learned.push_back(perfcard::load_learned_predictor(manifest, file, bytes, l.set.roofline, l.set.learned));
+    if (name == "ensemble") l.ensemble_bytes = bytes;
+  }
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("the ensemble is its members' weighted geometric mean, with its calibrated band") {
+  const Loaded l = load_all();
+  const auto ensemble = perfcard::select_predictor("ensemble", l.set);
+  const auto trees = perfcard::select_predictor("trees", l.set);
+  const auto gnn = perfcard::select_predictor("gnn", l.set);
+  const auto file = perfcard::read_weights(l.ensemble_bytes);
+  const auto groups = file.get_strings("ensemble.groups");
+  const auto w = file.tensor("group.weights").f32();
+  // The device family's own group where the file has one, else its kind's.
+  auto weights_of = [&](const perfcard::Device& d) {
+    std::string family;
+    l.set.roofline->constants().family_of(d, &family);
+    for (const std::string& group : {family, std::string(d.is_gpu() ? "gpu" : "cpu")})
+      for (std::size_t g = 0; g < groups.size(); ++g)
+        if (groups[g] == group) return std::vector<double>(w.begin() + std::ptrdiff_t(3 * g), w.begin() + std::ptrdiff_t(3 * g + 3));
+    FAIL("no group for " << d.id);
+    return std::vector<double>{};
+  };
+
+  const auto model = perfcard::load_model(read_file(repo_path("public/examples/resnet50.onnx")));
+  for (const char* id : {"rtx4090", "titanxp", "rtx3090", "cpu-build-vm-amd-epyc-zen4"}) {
+    const perfcard::Device& d = l.catalog.get(id);
+    const std::int64_t batch = d.is_gpu() ? 8 : 1;
+    perfcard::AnalyzeOptions ao;
+    ao.dims.values["batch"] = batch;
+    const auto analysis = perfcard::analyze(model, ao);
+    const perfcard::PredictorSubject s{&model, &analysis, d.is_gpu() ? "pytorch-eager" : "onnxruntime",
+                                       d.is_gpu() ? perfcard::Precision::FP16 : perfcard::Precision::FP32, batch};
+    const auto p = ensemble->prepare(s);
+    const perfcard::DeviceQuery q{&d};
+    const auto out = ensemble->predict(*p, q);
+    INFO(id << ": " << out.latency_ms << " ms");
+    REQUIRE(out.predictor == "ensemble");
+    const auto wt = weights_of(d);
+    const double mixed = wt[0] * std::log(l.set.roofline->predict(*p, q).latency_ms) +
+                         wt[1] * std::log(trees->predict(*p, q).latency_ms) + wt[2] * std::log(gnn->predict(*p, q).latency_ms);
+    CHECK(std::log(out.latency_ms) == Approx(mixed).epsilon(1e-9).margin(1e-9));
+    CHECK(out.band_coverage == Approx(file.get_float("band.coverage")));
+    CHECK(out.band_low_ms < out.latency_ms);
+    CHECK(out.band_high_ms > out.latency_ms);
+    CHECK(std::log(out.band_high_ms / out.latency_ms) == Approx(std::log(out.latency_ms / out.band_low_ms)));
+    CHECK(out.uncertainty > 0);
+  }
+}
+
+TEST_CASE("the ensemble gives a device family without held-out rows to the roofline, and says so") {
+  const Loaded l = load_all();
+  const auto ensemble = perfcard::select_predictor("ensemble", l.set);
+  const auto model = perfcard::load_model(read_file(repo_path("public/examples/resnet50.onnx")));
+  const auto analysis = perfcard::analyze(model, {});
+  const auto p = ensemble->prepare({&model, &analysis, "pytorch-eager", perfcard::Precision::FP16, 1});
+  // The H100: no public whole-model rows of the hopper family were held out (or trained on).
+  const perfcard::Device& d = l.catalog.get("h100-sxm5-80gb");
+  const auto out = ensemble->predict(*p, {&d});
+  CHECK(out.predictor == "roofline");
+  CHECK(out.out_of_distribution);
+  CHECK(out.latency_ms == Approx(l.set.roofline->predict(*p, {&d}).latency_ms));
+  bool said = false;
+  for (const auto& w : out.warnings) said |= w.find("so the roofline predicts") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("the ensemble's file needs its members loaded first, and names them") {
+  auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
+  auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
+  const auto bytes = read_file(repo_path("weights/ensemble.pcwt"));
+  CHECK(perfcard::test::error_message([&] { perfcard::make_learned_predictor(perfcard::read_weights(bytes), roofline); }) ==
+        "the ensemble combines the roofline, trees and gnn; load trees.pcwt before ensemble.pcwt");
+}
+
+TEST_CASE("the ensemble's out-of-distribution distance: zero at a centroid, growing away from it") {
+  const Loaded l = load_all();
+  const auto e = std::dynamic_pointer_cast<const perfcard::EnsemblePredictor>(perfcard::select_predictor("ensemble", l.set));
+  REQUIRE(e);
+  const auto file = perfcard::read_weights(l.ensemble_bytes);
+  const auto c = file.tensor("ood.centroids").f32();
+  const auto dims = std::size_t(file.tensor("ood.centroids").dims[1]);
+  std::vector<float> at(c.begin(), c.begin() + std::ptrdiff_t(dims));
+  CHECK(e->embedding_distance(at) == Approx(0).margin(1e-6));
+  const auto scale = file.tensor("ood.scale").f32();
+  std::vector<float> far = at;
+  for (std::size_t j = 0; j < dims; ++j) far[j] += 100 * scale[j];
+  CHECK(e->embedding_distance(far) > e->distance_threshold());
+  CHECK(perfcard::test::error_message([&] { e->embedding_distance(std::vector<float>(dims + 1)); })
+            .find("graph embedding of") != std::string::npos);
+}
+
+TEST_CASE("auto with every learned predictor loaded: per family, the one with the lowest held-out error") {
+  const Loaded l = load_all();
+  const auto autos = perfcard::select_predictor("auto", l.set);
+  const auto model = perfcard::load_model(read_file(repo_path("public/examples/resnet50.onnx")));
+  const auto analysis = perfcard::analyze(model, {});
+  const auto p = autos->prepare({&model, &analysis, "pytorch-eager", perfcard::Precision::FP16, 1});
+  int learned = 0;
+  for (const perfcard::Device& d : l.catalog.devices()) {
+    if (!d.is_gpu()) continue;
+    std::string family;
+    l.set.roofline->constants().family_of(d, &family);
+    const perfcard::Predictor* best = nullptr;
+    for (const auto& c : l.set.learned) {
+      auto it = c->accuracy().find(family);
+      if (it != c->accuracy().end() && it->second.beats_roofline &&
+          (!best || it->second.mape < best->accuracy().at(family).mape))
+        best = c.get();
+    }
+    const auto out = autos->predict(*p, {&d});
+    INFO(d.id << " (" << family << "): " << out.predictor);
+    if (!best) {
+      CHECK(out.predictor == "roofline");
+      continue;
+    }
+    const auto own = best->predict(*p, {&d});
+    if (own.out_of_distribution) {
+      CHECK(out.predictor == "roofline");
+    } else {
+      CHECK(out.predictor == best->name());
+      CHECK(out.latency_ms == own.latency_ms);
+      ++learned;
+    }
+  }
+  CHECK(learned > 0);
+}
