@@ -163,3 +163,25 @@ TEST_CASE("the GNN predictor corrects the roofline, says so, and refuses files o
     CHECK(std::string(e.what()) == "the file is a 'trees' predictor, not 'gnn'");
   }
 }
+
+TEST_CASE("the GNN's embeddings come from its cache when a graph repeats, with the same result") {
+  const auto bytes = perfcard::test::read_file(repo_path("weights/gnn.pcwt"));
+  auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
+  auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
+  const perfcard::GnnPredictor gnn(perfcard::read_weights(bytes), roofline);
+  const auto model = perfcard::load_model(perfcard::test::read_file(repo_path("public/examples/resnet50.onnx")));
+  std::vector<perfcard::OperatorGraph> graphs;
+  for (std::int64_t b : {1, 8, 3, 1}) {
+    perfcard::AnalyzeOptions ao;
+    ao.dims.values["batch"] = b;
+    const auto a = perfcard::analyze(model, ao);
+    graphs.push_back(perfcard::operator_graph(model, a, b));
+    const auto& g = graphs.back();
+    const auto cached = gnn.embedding(g);
+    const auto direct = gnn.model().embed(g);
+    INFO("batch " << b);
+    REQUIRE(cached.size() == direct.size());
+    for (std::size_t k = 0; k < cached.size(); ++k) CHECK(cached.data()[k] == direct.data()[k]);
+  }
+  CHECK(graphs[0] == graphs[3]);  // the repeat (batch 1 again) is served from the cache
+}

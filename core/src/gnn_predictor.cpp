@@ -200,7 +200,24 @@ std::unique_ptr<Prepared> GnnPredictor::prepare(const PredictorSubject& s) const
   auto base = roofline_->prepare(s);
   auto& plan = as_roofline_prepared(*base).plan;
   const OperatorGraph g = operator_graph(*s.model, *s.analysis, std::max<std::int64_t>(1, s.samples));
-  return std::make_unique<GnnPrepared>(s, std::move(plan), model_.embed(g), g.unknown_ops);
+  return std::make_unique<GnnPrepared>(s, std::move(plan), embedding(g), g.unknown_ops);
+}
+
+nn::Tensor2 GnnPredictor::embedding(const OperatorGraph& g) const {
+  constexpr std::size_t kKept = 12;  // a sweep's 8 batches and the table's, with room for a second model
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    for (auto it = cache_.begin(); it != cache_.end(); ++it)
+      if (it->first == g) {
+        cache_.splice(cache_.begin(), cache_, it);
+        return cache_.front().second;
+      }
+  }
+  nn::Tensor2 e = model_.embed(g);
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  cache_.emplace_front(g, e);
+  if (cache_.size() > kKept) cache_.pop_back();
+  return e;
 }
 
 PredictorOutput GnnPredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {

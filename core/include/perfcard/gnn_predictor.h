@@ -5,7 +5,9 @@
 // scripts/training/gnn.py, which trains it; the arithmetic is the nn runtime's (nn.h).
 #pragma once
 
+#include <list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -58,10 +60,16 @@ class GnnPredictor final : public Predictor {
 
   const std::map<std::string, FamilyAccuracy>& accuracy() const override { return domain_.accuracy(); }
   const GnnModel& model() const { return model_; }
+  // The graph's embedding, computed once for equal graphs: re-predicting an open model (the page does on
+  // every setting change, for the table batch and the 8 of the sweep) embeds nothing again.
+  nn::Tensor2 embedding(const OperatorGraph& graph) const;
 
  private:
   std::shared_ptr<const RooflinePredictor> roofline_;
   GnnModel model_;
+  // The last few graphs embedded, most recent first (a cache; it never changes a result).
+  mutable std::mutex cache_mutex_;
+  mutable std::list<std::pair<OperatorGraph, nn::Tensor2>> cache_;
   TrainingDomain domain_;
   std::string version_;
 };

@@ -42,6 +42,9 @@ struct OperatorGraph {
   std::vector<std::int32_t> edge_src;    // producer node of each edge
   std::vector<std::int32_t> edge_dst;    // consumer node
   std::size_t unknown_ops = 0;           // nodes whose op type the registry does not know
+
+  // Equal arrays: an embedding computed for one serves the other.
+  bool operator==(const OperatorGraph&) const = default;
 };
 
 // The main graph's nodes in file order (control-flow bodies are inside their node's costs). `samples` is
