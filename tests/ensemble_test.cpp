@@ -3,6 +3,7 @@
 // device family without held-out rows gets the roofline, flagged; and it needs its members loaded first.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -162,4 +163,22 @@ TEST_CASE("auto with every learned predictor loaded: per family, the one with th
     }
   }
   CHECK(learned > 0);
+}
+
+TEST_CASE("a graph far from every training graph is flagged, and the row says how far") {
+  const Loaded l = load_all();
+  const auto e = std::dynamic_pointer_cast<const perfcard::EnsemblePredictor>(perfcard::select_predictor("ensemble", l.set));
+  REQUIRE(e);
+  const auto model = perfcard::load_model(read_file(perfcard::test::data_path("models/tiny_conv.onnx")));
+  const auto analysis = perfcard::analyze(model, {});
+  const auto p = e->prepare({&model, &analysis, "pytorch-eager", perfcard::Precision::FP16, 1});
+  const auto& g = dynamic_cast<const perfcard::GnnPrepared&>(*p);
+  const double d = e->embedding_distance(g.embedding.values());
+  REQUIRE(d > e->distance_threshold());
+  const auto out = e->predict(*p, {&l.catalog.get("rtx4090")});
+  CHECK(out.out_of_distribution);
+  const std::string want = "out of distribution: the graph is far from every graph trained on (distance " +
+                           perfcard::three_digits(d) + "; the training graphs lie within " +
+                           perfcard::three_digits(e->distance_threshold()) + ")";
+  CHECK(std::find(out.warnings.begin(), out.warnings.end(), want) != out.warnings.end());
 }

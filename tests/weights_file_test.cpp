@@ -713,3 +713,12 @@ TEST_CASE("weights/manifest.json lists every weights file with its sha256 and si
   INFO(report << "fix: /usr/bin/python3 -m scripts.weights.update_manifest, and commit weights/manifest.json");
   CHECK(problems.empty());
 }
+
+TEST_CASE("require_predictor: the file's predictor and version, or what it is instead") {
+  const auto bytes = perfcard::test::read_file(perfcard::test::repo_path("weights/trees.pcwt"));
+  const WeightsFile w = read_weights(bytes);
+  w.require_predictor("trees", 1);
+  CHECK(error_message([&] { w.require_predictor("gnn", 1); }) == "the file is a 'trees' predictor, not 'gnn'");
+  CHECK(error_message([&] { w.require_predictor("trees", 2); }) ==
+        "trees predictor version 1 is not the version this build runs (2)");
+}

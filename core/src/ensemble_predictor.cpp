@@ -15,12 +15,6 @@ namespace {
 
 constexpr std::string_view kMembers[] = {"roofline", "trees", "gnn"};
 
-std::string short_number(double v, int digits = 3) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
-}
-
 // The loaded predictor called `name` whose version is `version`, as type P.
 template <class P>
 std::shared_ptr<const P> member(std::span<const std::shared_ptr<const Predictor>> loaded, std::string_view name,
@@ -44,10 +38,7 @@ EnsemblePredictor::EnsemblePredictor(const WeightsFile& f, std::shared_ptr<const
                                      std::span<const std::shared_ptr<const Predictor>> loaded)
     : roofline_(std::move(roofline)) {
   if (!roofline_) throw internal_error("the ensemble needs the roofline it corrects");
-  if (f.predictor() != "ensemble") throw data_error("the file is a '" + std::string(f.predictor()) + "' predictor, not 'ensemble'");
-  if (f.predictor_version() != kEnsembleVersion)
-    throw data_error("ensemble predictor version " + std::to_string(f.predictor_version()) +
-                     " is not the version this build runs (" + std::to_string(kEnsembleVersion) + ")");
+  f.require_predictor("ensemble", kEnsembleVersion);
   f.require_schema_hash(feature_schema_hash());
   f.require_schema_hash(graph_schema_hash(), "graph_schema.hash");
   const auto& members = f.get_strings("ensemble.members");
@@ -125,7 +116,6 @@ PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const Devic
   if (!p) throw internal_error("an ensemble prediction was asked with state prepared by another predictor");
   std::string family;
   roofline_->constants().family_of(*q.device, &family);
-  RooflineResult r = roofline_->time(*p, q);
   if (!domain_.accuracy().count(family)) {
     PredictorOutput out = roofline_->predict(*p, q);
     out.out_of_distribution = true;
@@ -133,17 +123,19 @@ PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const Devic
                            "' measure the learned predictors' error, so the roofline predicts");
     return out;
   }
-  const PredictorOutput t = trees_->predict(*p, q);
-  const PredictorOutput g = gnn_->predict(*p, q);
+  // One roofline pass and one feature row serve all three members (each member's own predict() would
+  // time the roofline again); the members' corrections are what their predict() applies.
+  RooflineResult r = roofline_->time(*p, q);
+  const std::vector<float> row = p->features.row(*q.device, q, r);
   const double base = std::log(std::max(r.latency_ms, 1e-12));
-  const double logs[] = {base, std::log(std::max(t.latency_ms, 1e-12)), std::log(std::max(g.latency_ms, 1e-12))};
+  const double trees = trees_->correction(row), gnn = gnn_->correction(*p, row);
+  const double logs[] = {base, base + trees, base + gnn};
   auto own = groups_.find(family);
   const Group& grp = own != groups_.end() ? own->second : groups_.at(q.device->is_gpu() ? "gpu" : "cpu");
   double mixed = 0;
   for (std::size_t i = 0; i < 3; ++i) mixed += grp.weights[i] * logs[i];
-  const double spread = std::abs(logs[1] - logs[2]) / 2;  // the standard deviation of two values
+  const double spread = std::abs(trees - gnn) / 2;  // the standard deviation of two values
 
-  const std::vector<float> row = p->features.row(*q.device, q, r);
   PredictorOutput out = domain_.correct(std::move(r), mixed - base, "the ensemble's");
   out.predictor = name();
   out.version = version_;
@@ -157,7 +149,7 @@ PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const Devic
   if (distance > threshold_) {
     out.out_of_distribution = true;
     out.warnings.push_back("out of distribution: the graph is far from every graph trained on (distance " +
-                           short_number(distance) + "; the training graphs lie within " + short_number(threshold_) + ")");
+                           three_digits(distance) + "; the training graphs lie within " + three_digits(threshold_) + ")");
   }
   double half = grp.band_base + grp.band_spread * spread;
   if (out.out_of_distribution) half *= 2;  // as the uncertainty: nothing measured says how far it errs there

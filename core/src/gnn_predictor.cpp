@@ -182,10 +182,7 @@ double GnnModel::head(const nn::Tensor2& e, std::span<const float> row, nn::Path
 
 GnnPredictor::GnnPredictor(const WeightsFile& f, std::shared_ptr<const RooflinePredictor> roofline)
     : roofline_(std::move(roofline)), model_([&]() -> const WeightsFile& {
-        if (f.predictor() != "gnn") throw data_error("the file is a '" + std::string(f.predictor()) + "' predictor, not 'gnn'");
-        if (f.predictor_version() != kGnnVersion)
-          throw data_error("gnn predictor version " + std::to_string(f.predictor_version()) +
-                           " is not the version this build runs (" + std::to_string(kGnnVersion) + ")");
+        f.require_predictor("gnn", kGnnVersion);
         f.require_schema_hash(feature_schema_hash());
         f.require_schema_hash(graph_schema_hash(), "graph_schema.hash");
         return f;

@@ -1,7 +1,6 @@
 #include "perfcard/predictor_registry.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -18,14 +17,6 @@ constexpr std::string_view kNames[] = {"auto", "roofline", "trees", "gnn", "tran
 // The learned predictors make_learned_predictor() can build (the others are not trained yet), in the
 // order they load: the ensemble after its members.
 constexpr std::string_view kRunnable[] = {"trees", "gnn", "ensemble"};
-
-// Three significant digits: what a warning needs, and the same text natively and in wasm, whose learned
-// predictors agree to float rounding only.
-std::string three_digits(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
 
 std::string joined(std::span<const std::string_view> names) {
   std::string s;

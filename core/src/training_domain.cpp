@@ -2,11 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "perfcard/error.h"
 #include "perfcard/features.h"
 
 namespace perfcard {
+
+std::string three_digits(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
 
 TrainingDomain::TrainingDomain(const WeightsFile& w, std::size_t n) {
   lo_ = w.get_float("target.min");
@@ -31,7 +38,7 @@ TrainingDomain::TrainingDomain(const WeightsFile& w, std::size_t n) {
 }
 
 double TrainingDomain::clamp(double margin, PredictorOutput& out, std::string_view whose) const {
-  const double c = std::clamp(margin, lo_, hi_);
+  const double c = held(margin);
   if (c != margin)
     out.warnings.push_back(std::string(whose) + " correction was held to the range seen in training (x" +
                            std::to_string(std::exp(c)).substr(0, 5) + ")");

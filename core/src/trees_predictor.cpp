@@ -12,10 +12,7 @@ inline constexpr std::int64_t kTreesVersion = 1;
 TreesPredictor::TreesPredictor(const WeightsFile& w, std::shared_ptr<const RooflinePredictor> roofline)
     : roofline_(std::move(roofline)) {
   if (!roofline_) throw internal_error("the trees predictor needs the roofline it corrects");
-  if (w.predictor() != "trees") throw data_error("the file is a '" + std::string(w.predictor()) + "' predictor, not 'trees'");
-  if (w.predictor_version() != kTreesVersion)
-    throw data_error("trees predictor version " + std::to_string(w.predictor_version()) + " is not the version this build runs (" +
-                     std::to_string(kTreesVersion) + ")");
+  w.require_predictor("trees", kTreesVersion);
   w.require_schema_hash(feature_schema_hash());
   const std::size_t n = feature_schema().size();
   trees_ = TreeEnsemble::load(w, n);

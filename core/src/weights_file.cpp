@@ -590,6 +590,14 @@ const TensorInfo& WeightsFile::tensor(std::string_view name, WDType expected,
   return t;
 }
 
+void WeightsFile::require_predictor(std::string_view name, std::int64_t version) const {
+  if (predictor() != name)
+    throw data_error("the file is a '" + std::string(predictor()) + "' predictor, not '" + std::string(name) + "'");
+  if (predictor_version() != version)
+    throw data_error(std::string(name) + " predictor version " + std::to_string(predictor_version()) +
+                     " is not the version this build runs (" + std::to_string(version) + ")");
+}
+
 void WeightsFile::require_schema_hash(std::string_view expected, std::string_view key) const {
   const std::string_view got = get_string(key);
   if (got == expected) return;

@@ -60,6 +60,11 @@ class GnnPredictor final : public Predictor {
 
   const std::map<std::string, FamilyAccuracy>& accuracy() const override { return domain_.accuracy(); }
   const GnnModel& model() const { return model_; }
+  // The log correction of the roofline predict() applies for this state and feature row, held to the
+  // training range.
+  double correction(const GnnPrepared& p, std::span<const float> row) const {
+    return domain_.held(model_.head(p.embedding, row));
+  }
   // The graph's embedding, computed once for equal graphs: re-predicting an open model (the page does on
   // every setting change, for the table batch and the 8 of the sweep) embeds nothing again.
   nn::Tensor2 embedding(const OperatorGraph& graph) const;

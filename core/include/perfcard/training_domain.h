@@ -4,6 +4,7 @@
 // its target. A row outside them is out of distribution, and says why in words.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -15,6 +16,10 @@
 #include "perfcard/weights_file.h"
 
 namespace perfcard {
+
+// A learned figure in a warning: three significant digits, what a reader needs, and the same text
+// natively and in wasm, whose learned predictors agree to float rounding only.
+std::string three_digits(double v);
 
 class TrainingDomain {
  public:
@@ -28,6 +33,8 @@ class TrainingDomain {
   // The correction held to the training labels' range (a warning is added to `out` when it had to be;
   // `whose`: "trees'", "the GNN's").
   double clamp(double margin, PredictorOutput& out, std::string_view whose) const;
+  // The same correction, held to the range without a word (for a predictor that combines others').
+  double held(double margin) const { return std::clamp(margin, lo_, hi_); }
   // Sets out.uncertainty (the family's held-out MAPE, else `fallback`) and out.out_of_distribution with its
   // reasons: a family never trained on, or a feature (among `used`; empty = all) outside the training
   // rows' range by more than a tenth of that range. Out of distribution doubles the uncertainty.

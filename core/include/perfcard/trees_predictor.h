@@ -29,6 +29,8 @@ class TreesPredictor final : public Predictor {
 
   const std::map<std::string, FamilyAccuracy>& accuracy() const override { return domain_.accuracy(); }
   const TreeEnsemble& ensemble() const { return trees_; }
+  // The log correction of the roofline predict() applies for this feature row, held to the training range.
+  double correction(std::span<const float> row) const { return domain_.held(trees_.margin(row)); }
   const std::string& provenance() const { return provenance_; }
 
  private:

@@ -126,6 +126,8 @@ class WeightsFile {
   // row's, or "graph_schema.hash" for the operator graph's): a predictor trained on other features must not
   // be run on these.
   void require_schema_hash(std::string_view expected, std::string_view key = "feature_schema.hash") const;
+  // Throws unless the file holds predictor `name` at `version`, the one this build runs.
+  void require_predictor(std::string_view name, std::int64_t version) const;
 };
 
 // The metadata keys every file must carry (docs/weights-format.md), with their types.
