@@ -115,12 +115,12 @@ def out_of_fold(df: pd.DataFrame, graphs, gid, folds: int, schema: dict) -> pd.D
 # ------------------------------------------------------------------------------------------------- fit
 
 def source_weights(df: pd.DataFrame) -> np.ndarray:
-    """Each source weighs the same, as in the members' training; but a source with fewer than MIN_FAMILIES
-    model families among the rows weighs nothing: its rows say how one family errs, not how a new one will
-    (DLE's ResNet-50 sweeps, one family, would otherwise weigh as much as timm's or HELP's)."""
+    """Each source weighs the same, as in the members' training (trees.weights_of); but a source with fewer
+    than MIN_FAMILIES model families among the rows weighs nothing: its rows say how one family errs, not how
+    a new one will (DLE's ResNet-50 sweeps, one family, would otherwise weigh as much as timm's or HELP's)."""
     fams = df.groupby("source").family.nunique()
     keep = df.source.map(fams >= MIN_FAMILIES).to_numpy(bool)
-    w = np.where(keep, 1.0 / df.source.map(df.source.value_counts()).to_numpy(dtype=np.float64), 0.0)
+    w = np.where(keep, trees.weights_of(df), 0.0)
     return w / w.sum()
 
 
@@ -214,10 +214,8 @@ def fit(oof: pd.DataFrame) -> dict:
 def embeddings(df: pd.DataFrame) -> dict[str, np.ndarray]:
     """The GNN's graph embedding of each model of the rows, from the core."""
     first = df.drop_duplicates("model")
-    qs = [{"model": r.model, "dims": json.loads(r.dims), "device": r.device_id, "precision": r.precision,
-           "runtime": r.runtime, "threads": int(r.threads), "predictor": "gnn", "embedding": True}
-          for r in first.itertuples()]
-    return {m: np.array(res["embedding"], np.float64) for m, res in zip(first.model, run_queries(qs))}
+    res = run_queries(trows.queries(first, predictor="gnn", embedding=True))
+    return {m: np.array(r["embedding"], np.float64) for m, r in zip(first.model, res)}
 
 
 def kmeans(x: np.ndarray, k: int, seed: int = 0, iters: int = 50) -> np.ndarray:
@@ -255,8 +253,7 @@ def fit_ood(train: pd.DataFrame, emb: dict[str, np.ndarray], folds: int) -> dict
 
 def member_versions(row: pd.Series) -> list[str]:
     """The versions the core gives the members it loads now (the ensemble is refused with others)."""
-    q = {"model": row.model, "dims": json.loads(row.dims), "device": row.device_id, "precision": row.precision,
-         "runtime": row.runtime, "threads": int(row.threads)}
+    q = trows.queries(row.to_frame().T)[0]
     return [r["version"] for r in run_queries([dict(q, predictor=m) for m in MEMBERS])]
 
 
@@ -280,22 +277,6 @@ def export(params: dict, ood: dict, train: pd.DataFrame, accuracy: dict, schema:
                "ood.centroids": ood["centroids"], "ood.scale": ood["scale"]}
     tensors.update(domain_tensors)
     return pcwt.write_bytes(meta, tensors)
-
-
-def predict_test(test: pd.DataFrame) -> pd.DataFrame:
-    qs = [{"model": m, "dims": json.loads(d), "device": dev, "precision": p, "runtime": rt, "threads": int(t)}
-          for m, d, dev, p, rt, t in zip(test.model, test.dims, test.device_id, test.precision, test.runtime,
-                                         test.threads)]
-    out = test.copy()
-    for name in ("trees", "gnn", "ensemble"):
-        res = run_queries([dict(q, predictor=name) for q in qs])
-        out[f"{name}_ms"] = [r["latency_ms"] for r in res]
-        if name == "ensemble":
-            out["band_lo"] = [r.get("band_ms", [np.nan, np.nan])[0] for r in res]
-            out["band_hi"] = [r.get("band_ms", [np.nan, np.nan])[1] for r in res]
-            out["ood"] = [bool(r["out_of_distribution"]) for r in res]
-            out["ensemble_version"] = [r["version"] for r in res]
-    return out
 
 
 def main(argv=None) -> int:
@@ -331,7 +312,7 @@ def main(argv=None) -> int:
     with open(OUT, "wb") as f:
         f.write(export(params, ood, train, placeholder, schema, versions, prov))
     refresh_manifest()
-    scored = predict_test(test)
+    scored, versions = trows.score(test)
     accuracy = report.family_accuracy(scored, learned="ensemble_ms")
     data = export(params, ood, train, accuracy, schema, versions, prov)
     with open(OUT, "wb") as f:
@@ -339,7 +320,7 @@ def main(argv=None) -> int:
     refresh_manifest()
     for fam, a in sorted(accuracy.items()):
         print(f"  {fam}: ensemble {a['mape']:.1%} vs roofline {a['roofline_mape']:.1%} on {a['rows']} rows")
-    print("\n".join(report.ensemble_lines(scored, scored.ensemble_version.iloc[0])))
+    print("\n".join(report.ensemble_lines(scored, versions["ensemble"])))
     print(f"wrote {OUT} ({len(data)} bytes)")
     return 0
 

@@ -20,7 +20,6 @@ import json
 import os
 import sys
 
-from scripts.roofline.perfcard_eval import run_queries
 from scripts.training import report, rows as trows, trees
 from scripts.weights import pcwt
 
@@ -34,14 +33,6 @@ def committed_trees() -> pcwt.WeightsFile:
 
 def meta(w, key):
     return w.metadata[key]
-
-
-def one_version(results: list[dict], predictor: str) -> str:
-    """The version the core names for the predictor's rows (it builds the string, not this script)."""
-    versions = {r["version"] for r in results if r["predictor"] == predictor}
-    if len(versions) != 1:
-        raise SystemExit(f"expected one {predictor} version in the core's rows, got {sorted(versions)}")
-    return versions.pop()
 
 
 def main(argv=None) -> int:
@@ -61,23 +52,9 @@ def main(argv=None) -> int:
     if missing:
         raise SystemExit("rows of " + ", ".join(missing) + " are missing (their zoo graphs are not exported: "
                          "/usr/bin/python3 -m scripts.zoo.all); the figures would not be the committed ones")
-    test = df[df.split == "test"].copy()
-    qs = [{"model": m, "dims": json.loads(d), "device": dev, "precision": p, "runtime": rt, "threads": int(t),
-           "predictor": "trees"}
-          for m, d, dev, p, rt, t in zip(test.model, test.dims, test.device_id, test.precision, test.runtime,
-                                         test.threads)]
-    res = run_queries(qs)
-    test["trees_ms"] = [r["latency_ms"] for r in res]
-    version = one_version(res, "trees")
-    res = run_queries([dict(q, predictor="gnn") for q in qs])
-    test["gnn_ms"] = [r["latency_ms"] for r in res]
-    gnn_block = report.gnn_lines(test, one_version(res, "gnn"))
-    res = run_queries([dict(q, predictor="ensemble") for q in qs])
-    test["ensemble_ms"] = [r["latency_ms"] for r in res]
-    test["band_lo"] = [r.get("band_ms", [float("nan")] * 2)[0] for r in res]
-    test["band_hi"] = [r.get("band_ms", [float("nan")] * 2)[1] for r in res]
-    test["ood"] = [bool(r["out_of_distribution"]) for r in res]
-    gnn_block += report.ensemble_lines(test, one_version([r for r in res if r["predictor"] == "ensemble"], "ensemble"))
+    test, versions = trows.score(df[df.split == "test"])
+    version = versions["trees"]
+    gnn_block = report.gnn_lines(test, versions["gnn"]) + report.ensemble_lines(test, versions["ensemble"])
     gnn_block += report.defaults_lines(test)
     held = report.table(test, "held-out families")
     accuracy = report.family_accuracy(test)

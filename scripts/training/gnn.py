@@ -56,10 +56,8 @@ def graphs_for(df: pd.DataFrame) -> tuple[list[dict], np.ndarray]:
     row's graph index. Training embeds each graph once for all the rows that share it."""
     first = df.drop_duplicates("model")
     index = {m: i for i, m in enumerate(first.model)}
-    qs = [{"model": r.model, "dims": json.loads(r.dims), "device": r.device_id, "precision": r.precision,
-           "runtime": r.runtime, "threads": int(r.threads), "graph": True} for r in first.itertuples()]
     graphs = []
-    for res in run_queries(qs):
+    for res in run_queries(trows.queries(first, graph=True)):
         g = res["graph"]
         graphs.append({"op": np.array(g["op"], np.int64), "cls": np.array(g["class"], np.int64),
                        "x": np.array(g["x"], np.float32).reshape(len(g["op"]), -1),

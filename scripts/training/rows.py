@@ -122,11 +122,7 @@ def load(sources=SOURCES, help_sample: int = 1000) -> tuple[pd.DataFrame, list[s
         frames.append(df)
     rows = pd.concat(frames, ignore_index=True)
     rows = rows[rows.latency_ms > 0].reset_index(drop=True)
-    qs = [{"model": m, "dims": json.loads(d), "device": dev, "precision": p, "runtime": rt, "threads": int(t),
-           "features": True}
-          for m, d, dev, p, rt, t in zip(rows.model, rows.dims, rows.device_id, rows.precision, rows.runtime,
-                                         rows.threads)]
-    res = run_queries(qs)
+    res = run_queries(queries(rows, features=True))
     rows["roofline_ms"] = [r["latency_ms"] for r in res]
     rows["device_family"] = [r["family"] for r in res]
     x = np.array([[np.nan if v is None else v for v in r["features"]] for r in res], dtype=np.float32)
@@ -135,3 +131,36 @@ def load(sources=SOURCES, help_sample: int = 1000) -> tuple[pd.DataFrame, list[s
 
 def feature_matrix(rows: pd.DataFrame) -> np.ndarray:
     return np.stack(rows._x.values).astype(np.float32) if len(rows) else np.zeros((0, 0), np.float32)
+
+
+def queries(rows: pd.DataFrame, **extra) -> list[dict]:
+    """The `perfcard eval` query of each row (its model, dims, device, precision, runtime, threads), with
+    `extra` keys added (predictor, features, graph, embedding)."""
+    return [{"model": m, "dims": json.loads(d), "device": dev, "precision": p, "runtime": rt, "threads": int(t),
+             **extra}
+            for m, d, dev, p, rt, t in zip(rows.model, rows.dims, rows.device_id, rows.precision, rows.runtime,
+                                           rows.threads)]
+
+
+def one_version(results: list[dict], predictor: str) -> str:
+    """The version the core names for the predictor's rows (it builds the string, not these scripts)."""
+    versions = {r["version"] for r in results if r["predictor"] == predictor}
+    if len(versions) != 1:
+        raise SystemExit(f"expected one {predictor} version in the core's rows, got {sorted(versions)}")
+    return versions.pop()
+
+
+def score(rows: pd.DataFrame, names=("trees", "gnn", "ensemble")) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The rows with each predictor's latency from the core (`<name>_ms`) and, from the ensemble, its
+    calibrated band (band_lo, band_hi) and out-of-distribution flag (ood); and each predictor's version."""
+    out, versions = rows.copy(), {}
+    qs = queries(rows)
+    for name in names:
+        res = run_queries([dict(q, predictor=name) for q in qs])
+        out[f"{name}_ms"] = [r["latency_ms"] for r in res]
+        versions[name] = one_version(res, name)
+        if name == "ensemble":
+            out["band_lo"] = [r.get("band_ms", [np.nan, np.nan])[0] for r in res]
+            out["band_hi"] = [r.get("band_ms", [np.nan, np.nan])[1] for r in res]
+            out["ood"] = [bool(r["out_of_distribution"]) for r in res]
+    return out, versions
