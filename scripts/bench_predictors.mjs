@@ -26,8 +26,9 @@ const options = { devices: 'all', batch: [1, 2, 4, 8, 16, 32, 64, 128] };
 
 // The predictors take turns call by call, so that drift on a shared machine reaches all of them alike.
 // "auto" runs with every learned file loaded, as the CLI and the page load them.
-const names = ['roofline', 'trees', 'gnn', 'ensemble', 'auto'];
+const names = ['roofline', 'trees', 'gnn', 'transformer', 'ensemble', 'auto'];
 card.loadPredictor(readFileSync(path.join(root, 'weights/gnn.pcwt')), 'gnn.pcwt');
+card.loadPredictor(readFileSync(path.join(root, 'weights/transformer.pcwt')), 'transformer.pcwt');
 card.loadPredictor(readFileSync(path.join(root, 'weights/ensemble.pcwt')), 'ensemble.pcwt');
 const times = Object.fromEntries(names.map((n) => [n, []]));
 const rows = {};

@@ -45,9 +45,11 @@ Loaded load_all() {
 TEST_CASE("the ensemble is its members' weighted geometric mean, with its calibrated band") {
   const Loaded l = load_all();
   const auto ensemble = perfcard::select_predictor("ensemble", l.set);
-  const auto trees = perfcard::select_predictor("trees", l.set);
-  const auto gnn = perfcard::select_predictor("gnn", l.set);
   const auto file = perfcard::read_weights(l.ensemble_bytes);
+  const auto members = file.get_strings("ensemble.members");  // the roofline, then learned ones
+  const std::size_t M = members.size();
+  std::vector<std::shared_ptr<const perfcard::Predictor>> by_member;
+  for (const auto& m : members) by_member.push_back(perfcard::select_predictor(m, l.set));
   const auto groups = file.get_strings("ensemble.groups");
   const auto w = file.tensor("group.weights").f32();
   // The device family's own group where the file has one, else its kind's.
@@ -56,7 +58,7 @@ TEST_CASE("the ensemble is its members' weighted geometric mean, with its calibr
     l.set.roofline->constants().family_of(d, &family);
     for (const std::string& group : {family, std::string(d.is_gpu() ? "gpu" : "cpu")})
       for (std::size_t g = 0; g < groups.size(); ++g)
-        if (groups[g] == group) return std::vector<double>(w.begin() + std::ptrdiff_t(3 * g), w.begin() + std::ptrdiff_t(3 * g + 3));
+        if (groups[g] == group) return std::vector<double>(w.begin() + std::ptrdiff_t(M * g), w.begin() + std::ptrdiff_t(M * g + M));
     FAIL("no group for " << d.id);
     return std::vector<double>{};
   };
@@ -76,8 +78,8 @@ TEST_CASE("the ensemble is its members' weighted geometric mean, with its calibr
     INFO(id << ": " << out.latency_ms << " ms");
     REQUIRE(out.predictor == "ensemble");
     const auto wt = weights_of(d);
-    const double mixed = wt[0] * std::log(l.set.roofline->predict(*p, q).latency_ms) +
-                         wt[1] * std::log(trees->predict(*p, q).latency_ms) + wt[2] * std::log(gnn->predict(*p, q).latency_ms);
+    double mixed = 0;
+    for (std::size_t i = 0; i < M; ++i) mixed += wt[i] * std::log(by_member[i]->predict(*p, q).latency_ms);
     CHECK(std::log(out.latency_ms) == Approx(mixed).epsilon(1e-9).margin(1e-9));
     CHECK(out.band_coverage == Approx(file.get_float("band.coverage")));
     CHECK(out.band_low_ms < out.latency_ms);
@@ -109,7 +111,7 @@ TEST_CASE("the ensemble's file needs its members loaded first, and names them") 
   auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
   const auto bytes = read_file(repo_path("weights/ensemble.pcwt"));
   CHECK(perfcard::test::error_message([&] { perfcard::make_learned_predictor(perfcard::read_weights(bytes), roofline); }) ==
-        "the ensemble combines the roofline, trees and gnn; load trees.pcwt before ensemble.pcwt");
+        "the ensemble combines the roofline with trees; load trees.pcwt before ensemble.pcwt");
 }
 
 TEST_CASE("the ensemble's out-of-distribution distance: zero at a centroid, growing away from it") {
@@ -172,8 +174,8 @@ TEST_CASE("a graph far from every training graph is flagged, and the row says ho
   const auto model = perfcard::load_model(read_file(perfcard::test::data_path("models/tiny_conv.onnx")));
   const auto analysis = perfcard::analyze(model, {});
   const auto p = e->prepare({&model, &analysis, "pytorch-eager", perfcard::Precision::FP16, 1});
-  const auto& g = dynamic_cast<const perfcard::GnnPrepared&>(*p);
-  const double d = e->embedding_distance(g.embedding.values());
+  const auto& g = dynamic_cast<const perfcard::LearnedPrepared&>(*p);
+  const double d = e->embedding_distance(g.graph_embedding.values());
   REQUIRE(d > e->distance_threshold());
   const auto out = e->predict(*p, {&l.catalog.get("rtx4090")});
   CHECK(out.out_of_distribution);

@@ -177,7 +177,8 @@ TEST_CASE("the GNN's embeddings come from its cache when a graph repeats, with t
     const auto a = perfcard::analyze(model, ao);
     graphs.push_back(perfcard::operator_graph(model, a, b));
     const auto& g = graphs.back();
-    const auto cached = gnn.embedding(g);
+    const auto p = gnn.prepare({&model, &a, "pytorch-eager", perfcard::Precision::FP16, b});
+    const auto& cached = dynamic_cast<const perfcard::LearnedPrepared&>(*p).graph_embedding;
     const auto direct = gnn.model().embed(g);
     INFO("batch " << b);
     REQUIRE(cached.size() == direct.size());

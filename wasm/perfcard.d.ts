@@ -39,7 +39,7 @@ export interface PredictOptions {
   /** Include each row's feature vector (the learned predictors' input). */
   features?: boolean;
   /** 'auto' (default: per device family, a learned predictor where it beats the roofline), 'roofline',
-   *  'trees' / 'gnn' (after loadPredictor), 'transformer' / 'ensemble' (not trained yet). */
+   *  'trees' / 'gnn' / 'transformer' / 'ensemble' (after loadPredictor; the ensemble after its members). */
   predictor?: 'auto' | 'roofline' | 'trees' | 'gnn' | 'transformer' | 'ensemble';
 }
 

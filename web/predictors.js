@@ -6,10 +6,11 @@
 
 /** Learned predictor name -> its file, relative to the site's root (web/build.mjs copies them there). */
 export const LEARNED = {
-  trees: 'predictors/trees.pcwt', gnn: 'predictors/gnn.pcwt', ensemble: 'predictors/ensemble.pcwt',
+  trees: 'predictors/trees.pcwt', gnn: 'predictors/gnn.pcwt', transformer: 'predictors/transformer.pcwt',
+  ensemble: 'predictors/ensemble.pcwt',
 };
 /** The predictors a learned one combines: loaded before it (the core finds them by name). */
-export const MEMBERS = { ensemble: ['trees', 'gnn'] };
+export const MEMBERS = { ensemble: ['trees', 'gnn', 'transformer'] };
 /** The learned predictors 'auto' chooses among (the core's AutoPredictor picks, per device family, the one
  *  with the lowest held-out error): every one, as the CLI loads every one, so that both give the same rows. */
 export const AUTO_CHOOSES = Object.keys(LEARNED);

@@ -13,22 +13,20 @@ inline constexpr std::int64_t kEnsembleVersion = 1;
 
 namespace {
 
-constexpr std::string_view kMembers[] = {"roofline", "trees", "gnn"};
+// The learned members an ensemble file may name, in this order, after the roofline.
+constexpr std::string_view kLearned[] = {"trees", "gnn", "transformer"};
 
-// The loaded predictor called `name` whose version is `version`, as type P.
-template <class P>
-std::shared_ptr<const P> member(std::span<const std::shared_ptr<const Predictor>> loaded, std::string_view name,
-                                std::string_view version) {
+// The loaded predictor called `name` whose version is `version`.
+std::shared_ptr<const Predictor> member(std::span<const std::shared_ptr<const Predictor>> loaded, std::string_view name,
+                                        std::string_view version) {
   for (const auto& p : loaded) {
     if (!p || p->name() != name) continue;
-    auto typed = std::dynamic_pointer_cast<const P>(p);
-    if (!typed) throw internal_error("the loaded '" + std::string(name) + "' predictor is not of the expected type");
     if (p->version() != version)
       throw data_error("the ensemble was fitted with " + std::string(name) + " " + std::string(version) +
                        "; the loaded one is " + p->version() + " (refit it: scripts/training/ensemble.py)");
-    return typed;
+    return p;
   }
-  throw data_error("the ensemble combines the roofline, trees and gnn; load " + std::string(name) +
+  throw data_error("the ensemble combines the roofline with " + std::string(name) + "; load " + std::string(name) +
                    ".pcwt before ensemble.pcwt");
 }
 
@@ -43,13 +41,27 @@ EnsemblePredictor::EnsemblePredictor(const WeightsFile& f, std::shared_ptr<const
   f.require_schema_hash(graph_schema_hash(), "graph_schema.hash");
   const auto& members = f.get_strings("ensemble.members");
   const auto& versions = f.get_strings("ensemble.member_versions");
-  if (!std::equal(members.begin(), members.end(), std::begin(kMembers), std::end(kMembers)) ||
-      versions.size() != members.size())
-    throw data_error("ensemble.members must be roofline, trees, gnn, each with its version in ensemble.member_versions");
+  // The roofline, then learned members in kLearned's order (each at most once), the GNN among them.
+  bool ordered = members.size() >= 2 && members[0] == "roofline" && versions.size() == members.size();
+  for (std::size_t i = 1, at = 0; ordered && i < members.size(); ++i) {
+    while (at < std::size(kLearned) && kLearned[at] != members[i]) ++at;
+    ordered = at++ < std::size(kLearned);
+  }
+  if (!ordered || std::find(members.begin(), members.end(), "gnn") == members.end())
+    throw data_error("ensemble.members must be the roofline, then some of trees, gnn, transformer in that order "
+                     "(the gnn among them), each with its version in ensemble.member_versions");
   if (versions[0] != roofline_->version())
     throw data_error("the ensemble was fitted with roofline " + versions[0] + "; this build's is " + roofline_->version());
-  trees_ = member<TreesPredictor>(loaded, "trees", versions[1]);
-  gnn_ = member<GnnPredictor>(loaded, "gnn", versions[2]);
+  for (std::size_t i = 1; i < members.size(); ++i) {
+    auto p = member(loaded, members[i], versions[i]);
+    const auto* c = dynamic_cast<const RooflineCorrection*>(p.get());
+    if (!c) throw internal_error("the loaded '" + members[i] + "' predictor is not a correction of the roofline");
+    if (const auto* e = dynamic_cast<const Embedder*>(p.get())) embedders_.push_back(e);
+    if (members[i] == "gnn") gnn_ = std::dynamic_pointer_cast<const GnnPredictor>(p);
+    corrections_.push_back(c);
+    members_.push_back(std::move(p));
+  }
+  if (!gnn_) throw internal_error("the loaded 'gnn' predictor is not of the expected type");
 
   const auto& groups = f.get_strings("ensemble.groups");
   const std::int64_t G = std::int64_t(groups.size()), M = std::int64_t(members.size());
@@ -109,11 +121,16 @@ double EnsemblePredictor::embedding_distance(std::span<const float> e) const {
   return std::sqrt(best / double(dims_));
 }
 
-std::unique_ptr<Prepared> EnsemblePredictor::prepare(const PredictorSubject& s) const { return gnn_->prepare(s); }
+std::unique_ptr<Prepared> EnsemblePredictor::prepare(const PredictorSubject& s) const {
+  return prepare_learned(s, *roofline_, embedders_);
+}
+
+void EnsemblePredictor::embed_into(LearnedPrepared& p) const {
+  for (const Embedder* e : embedders_) e->embed_into(p);
+}
 
 PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
-  const auto* p = dynamic_cast<const GnnPrepared*>(&prepared);
-  if (!p) throw internal_error("an ensemble prediction was asked with state prepared by another predictor");
+  const LearnedPrepared* p = &as_learned_prepared(prepared, "ensemble");
   std::string family;
   roofline_->constants().family_of(*q.device, &family);
   if (!domain_.accuracy().count(family)) {
@@ -123,18 +140,22 @@ PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const Devic
                            "' measure the learned predictors' error, so the roofline predicts");
     return out;
   }
-  // One roofline pass and one feature row serve all three members (each member's own predict() would
-  // time the roofline again); the members' corrections are what their predict() applies.
+  // One roofline pass and one feature row serve every member (each member's own predict() would time
+  // the roofline again); the members' corrections are what their predict() applies.
   RooflineResult r = roofline_->time(*p, q);
   const std::vector<float> row = p->features.row(*q.device, q, r);
   const double base = std::log(std::max(r.latency_ms, 1e-12));
-  const double trees = trees_->correction(row), gnn = gnn_->correction(*p, row);
-  const double logs[] = {base, base + trees, base + gnn};
   auto own = groups_.find(family);
   const Group& grp = own != groups_.end() ? own->second : groups_.at(q.device->is_gpu() ? "gpu" : "cpu");
-  double mixed = 0;
-  for (std::size_t i = 0; i < 3; ++i) mixed += grp.weights[i] * logs[i];
-  const double spread = std::abs(trees - gnn) / 2;  // the standard deviation of two values
+  double mixed = grp.weights[0] * base, sum = 0, squares = 0;
+  for (std::size_t i = 0; i < corrections_.size(); ++i) {
+    const double c = corrections_[i]->correction(*p, row);
+    mixed += grp.weights[i + 1] * (base + c);
+    sum += c;
+    squares += c * c;
+  }
+  const double n = double(corrections_.size());
+  const double spread = std::sqrt(std::max(0.0, squares / n - (sum / n) * (sum / n)));  // population std
 
   PredictorOutput out = domain_.correct(std::move(r), mixed - base, "the ensemble's");
   out.predictor = name();
@@ -145,7 +166,7 @@ PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const Devic
     out.warnings.push_back("out of distribution: " + std::to_string(p->unknown_ops) +
                            " nodes have op types the learned predictors never saw");
   }
-  const double distance = embedding_distance(p->embedding.values());
+  const double distance = embedding_distance(p->graph_embedding.values());
   if (distance > threshold_) {
     out.out_of_distribution = true;
     out.warnings.push_back("out of distribution: the graph is far from every graph trained on (distance " +

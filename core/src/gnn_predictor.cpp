@@ -10,39 +10,7 @@ namespace perfcard {
 
 inline constexpr std::int64_t kGnnVersion = 1;
 
-// A weight matrix in storage this object owns (the WeightsFile's bytes belong to the caller).
-struct OwnedMatrix {
-  std::vector<float> f32;
-  std::vector<std::uint16_t> f16;
-  std::vector<quant::BlockQ8_0> q8;
-  nn::Matrix m;
-
-  OwnedMatrix(const WeightsFile& file, std::string_view name, std::int64_t rows, std::int64_t cols) {
-    const nn::Matrix view = nn::weight_matrix(file, name, rows, cols);
-    switch (view.storage()) {
-      case nn::Storage::F32: {
-        auto v = view.f32_values();
-        f32.assign(v.begin(), v.end());
-        m = nn::Matrix::f32(f32, view.rows(), view.cols(), std::string(name));
-        break;
-      }
-      case nn::Storage::F16: {
-        auto v = view.f16_bits();
-        f16.assign(v.begin(), v.end());
-        m = nn::Matrix::f16(f16, view.rows(), view.cols(), std::string(name));
-        break;
-      }
-      case nn::Storage::Q8_0: {
-        auto v = view.q8_0_blocks();
-        q8.assign(v.begin(), v.end());
-        m = nn::Matrix::q8_0(q8, view.rows(), view.cols(), std::string(name));
-        break;
-      }
-    }
-  }
-  OwnedMatrix(const OwnedMatrix&) = delete;  // m points into the vectors
-  OwnedMatrix& operator=(const OwnedMatrix&) = delete;
-};
+using nn::OwnedMatrix;
 
 struct GnnModel::Weights {
   std::size_t hidden = 0, op_dim = 0, class_dim = 0, node_features = 0, row_features = 0, vocab = 0, classes = 0;
@@ -194,41 +162,34 @@ GnnPredictor::GnnPredictor(const WeightsFile& f, std::shared_ptr<const RooflineP
 }
 
 std::unique_ptr<Prepared> GnnPredictor::prepare(const PredictorSubject& s) const {
-  auto base = roofline_->prepare(s);
-  auto& plan = as_roofline_prepared(*base).plan;
-  const OperatorGraph g = operator_graph(*s.model, *s.analysis, std::max<std::int64_t>(1, s.samples));
-  return std::make_unique<GnnPrepared>(s, std::move(plan), embedding(g), g.unknown_ops);
+  const Embedder* self[] = {this};
+  return prepare_learned(s, *roofline_, self);
 }
 
-nn::Tensor2 GnnPredictor::embedding(const OperatorGraph& g) const {
-  constexpr std::size_t kKept = 12;  // a sweep's 8 batches and the table's, with room for a second model
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex_);
-    for (auto it = cache_.begin(); it != cache_.end(); ++it)
-      if (it->first == g) {
-        cache_.splice(cache_.begin(), cache_, it);
-        return cache_.front().second;
-      }
-  }
-  nn::Tensor2 e = model_.embed(g);
-  std::lock_guard<std::mutex> lock(cache_mutex_);
-  cache_.emplace_front(g, e);
-  if (cache_.size() > kKept) cache_.pop_back();
-  return e;
+void GnnPredictor::embed_into(LearnedPrepared& p) const {
+  if (p.graph_embedding.size() > 0) return;
+  const PredictorSubject& s = p.subject;
+  const OperatorGraph g = operator_graph(*s.model, *s.analysis, std::max<std::int64_t>(1, s.samples));
+  p.graph_embedding = cache_.get(g, [&](const OperatorGraph& graph) { return model_.embed(graph); });
+}
+
+double GnnPredictor::correction(const LearnedPrepared& p, std::span<const float> row) const {
+  if (p.graph_embedding.size() == 0) throw internal_error("the GNN was asked to predict on a state it did not embed");
+  return domain_.held(model_.head(p.graph_embedding, row));
 }
 
 PredictorOutput GnnPredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
-  const auto* p = dynamic_cast<const GnnPrepared*>(&prepared);
-  if (!p) throw internal_error("a gnn prediction was asked with state prepared by another predictor");
-  RooflineResult r = roofline_->time(*p, q);
-  const std::vector<float> row = p->features.row(*q.device, q, r);
-  const double margin = model_.head(p->embedding, row);
+  const LearnedPrepared& p = as_learned_prepared(prepared, "gnn");
+  if (p.graph_embedding.size() == 0) throw internal_error("the GNN was asked to predict on a state it did not embed");
+  RooflineResult r = roofline_->time(p, q);
+  const std::vector<float> row = p.features.row(*q.device, q, r);
+  const double margin = model_.head(p.graph_embedding, row);
   PredictorOutput out = domain_.correct(std::move(r), margin, "the GNN's");
   out.predictor = name();
   out.version = version_;
-  if (p->unknown_ops > 0) {
+  if (p.unknown_ops > 0) {
     out.out_of_distribution = true;
-    out.warnings.push_back("out of distribution: " + std::to_string(p->unknown_ops) +
+    out.warnings.push_back("out of distribution: " + std::to_string(p.unknown_ops) +
                            " nodes have op types the GNN has no embedding for");
   }
   std::string family;

@@ -214,4 +214,28 @@ Tensor2 gather_rows(const Tensor2& values, std::span<const std::int32_t> indices
   return out;
 }
 
+OwnedMatrix::OwnedMatrix(const WeightsFile& file, std::string_view name, std::int64_t rows, std::int64_t cols) {
+  const Matrix view = weight_matrix(file, name, rows, cols);
+  switch (view.storage()) {
+    case Storage::F32: {
+      auto v = view.f32_values();
+      f32.assign(v.begin(), v.end());
+      m = Matrix::f32(f32, view.rows(), view.cols(), std::string(name));
+      break;
+    }
+    case Storage::F16: {
+      auto v = view.f16_bits();
+      f16.assign(v.begin(), v.end());
+      m = Matrix::f16(f16, view.rows(), view.cols(), std::string(name));
+      break;
+    }
+    case Storage::Q8_0: {
+      auto v = view.q8_0_blocks();
+      q8.assign(v.begin(), v.end());
+      m = Matrix::q8_0(q8, view.rows(), view.cols(), std::string(name));
+      break;
+    }
+  }
+}
+
 }  // namespace perfcard::nn

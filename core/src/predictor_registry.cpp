@@ -8,15 +8,17 @@
 #include "perfcard/sha256.h"
 #include "perfcard/ensemble_predictor.h"
 #include "perfcard/gnn_predictor.h"
+#include "perfcard/learned_prepared.h"
+#include "perfcard/transformer_predictor.h"
 #include "perfcard/trees_predictor.h"
 
 namespace perfcard {
 namespace {
 
 constexpr std::string_view kNames[] = {"auto", "roofline", "trees", "gnn", "transformer", "ensemble"};
-// The learned predictors make_learned_predictor() can build (the others are not trained yet), in the
-// order they load: the ensemble after its members.
-constexpr std::string_view kRunnable[] = {"trees", "gnn", "ensemble"};
+// The learned predictors make_learned_predictor() can build, in the order they load: the ensemble after
+// its members.
+constexpr std::string_view kRunnable[] = {"trees", "gnn", "transformer", "ensemble"};
 
 std::string joined(std::span<const std::string_view> names) {
   std::string s;
@@ -39,11 +41,10 @@ class AutoPredictor final : public Predictor {
         auto [it, fresh] = choice_.emplace(family, p.get());
         if (!fresh && acc.mape < it->second->accuracy().at(family).mape) it->second = p.get();
       }
-    // One prepared state must serve every choice: a graph predictor's (the GNN's, which the ensemble
-    // shares) holds the trees' and the roofline's as well.
-    for (std::string_view name : {"ensemble", "gnn", "trees"})
-      for (const auto& p : learned_)
-        if (!preparer_ && p->name() == name) preparer_ = p.get();
+    // One prepared state must serve every choice: the learned one with every embedder's part (it holds
+    // the trees' feature builder and the roofline's plan as well).
+    for (const auto& p : learned_)
+      if (const auto* e = dynamic_cast<const Embedder*>(p.get())) embedders_.push_back(e);
   }
   std::string name() const override { return "auto"; }
   std::string version() const override {
@@ -52,7 +53,8 @@ class AutoPredictor final : public Predictor {
     return v;
   }
   std::unique_ptr<Prepared> prepare(const PredictorSubject& s) const override {
-    return preparer_ ? preparer_->prepare(s) : roofline_->prepare(s);
+    if (learned_.empty()) return roofline_->prepare(s);
+    return prepare_learned(s, *roofline_, embedders_);
   }
   PredictorOutput predict(const Prepared& p, const DeviceQuery& q) const override {
     if (!q.device) return roofline_->predict(p, q);
@@ -73,7 +75,7 @@ class AutoPredictor final : public Predictor {
   std::shared_ptr<const RooflinePredictor> roofline_;
   std::vector<std::shared_ptr<const Predictor>> learned_;
   std::map<std::string, const Predictor*> choice_;  // device family -> the learned predictor it gets
-  const Predictor* preparer_ = nullptr;
+  std::vector<const Embedder*> embedders_;
 };
 
 }  // namespace
@@ -107,6 +109,7 @@ std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
   const std::string_view kind = file.predictor();
   if (kind == "trees") return std::make_shared<TreesPredictor>(file, std::move(roofline));
   if (kind == "gnn") return std::make_shared<GnnPredictor>(file, std::move(roofline));
+  if (kind == "transformer") return std::make_shared<TransformerPredictor>(file, std::move(roofline));
   if (kind == "ensemble") return std::make_shared<EnsemblePredictor>(file, std::move(roofline), loaded);
   throw data_error("the weights file holds a '" + std::string(kind) + "' predictor, which this build cannot run (it runs: " +
                    joined(kRunnable) + ")");
@@ -128,10 +131,7 @@ std::shared_ptr<const Predictor> select_predictor(std::string_view name, const P
     if (p->name() == name) return p;
   for (auto n : kNames)
     if (n == name)
-      throw option_error("predictor '" + std::string(name) + "' is not available: its weights are not loaded" +
-                         (std::find(std::begin(kRunnable), std::end(kRunnable), name) != std::end(kRunnable)
-                              ? ""
-                              : " (not trained yet)"));
+      throw option_error("predictor '" + std::string(name) + "' is not available: its weights are not loaded");
   throw option_error("unknown predictor '" + std::string(name) + "' (known: " + joined(kNames) + ")");
 }
 

@@ -4,7 +4,7 @@
 // relative to the file size. One model per process, so peak RSS belongs to that model alone.
 // With --sweep it also times what the page does on a setting change: predict every GPU at 8 batch sizes
 // (1..128) and serialize the JSON document, from a model already loaded; --predictor NAME (roofline by
-// default; trees, gnn and auto use the embedded weights files) picks who predicts.
+// default; the learned ones and auto use the embedded weights files) picks who predicts.
 #include <sys/resource.h>
 #include <time.h>
 

@@ -25,6 +25,8 @@
 #include "perfcard/catalog_json.h"
 #include "perfcard/features.h"
 #include "perfcard/gnn_predictor.h"
+#include "perfcard/kernel_sequence.h"
+#include "perfcard/learned_prepared.h"
 #include "perfcard/operator_graph.h"
 #include "perfcard/op_registry.h"
 #include "perfcard/predict.h"
@@ -81,7 +83,7 @@ int usage(std::ostream& os, int code) {
         "  --threads N       CPUs: onnxruntime intra-op threads (default 0 = every core of the catalog entry)\n"
         "  --per-node        list every node with its shapes and costs\n"
         "  --predictor NAME  auto (default: per device family, the learned predictor where it beats the roofline\n"
-        "                    on held-out rows), roofline, trees, gnn, ensemble\n"
+        "                    on held-out rows), roofline, trees, gnn, transformer, ensemble\n"
         "  --features        add each row's feature vector (the learned predictors' input) to the JSON\n"
         "  --weights DIR     read learned predictor files from DIR (checked against DIR/manifest.json)\n"
         "  --json            print the JSON document (schemas: docs/analyze-json.md, docs/predict-json.md)\n"
@@ -204,7 +206,8 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
 // them all, so the scripts drive the very code the CLI and the web page run, never a re-implementation.
 // A query: {"model", "dims", "device", "precision", "runtime", "threads", "compute_scale",
 // "bandwidth_scale", "samples" (default dims.batch or 1), "predictor" (default roofline), "features", "graph"
-// (the operator graph a graph predictor reads, operator_graph.h), "embedding" (the GNN's graph embedding)}.
+// (the operator graph a graph predictor reads, operator_graph.h), "sequence" (the kernel sequence the
+// transformer reads, kernel_sequence.h), "embedding" (the GNN's graph embedding)}.
 int run_eval(const std::vector<std::string>& args) {
   std::string queries, constants_file, devices_file, weights_dir;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -277,9 +280,10 @@ int run_eval(const std::vector<std::string>& args) {
         out["features"] = std::move(row);
       }
       if (q.value("embedding", false)) {
-        const auto* g = dynamic_cast<const perfcard::GnnPrepared*>(prep.get());
-        if (!g) throw perfcard::option_error("\"embedding\" needs a predictor that embeds the graph (gnn, ensemble)");
-        out["embedding"] = std::vector<float>(g->embedding.values().begin(), g->embedding.values().end());
+        const auto* g = dynamic_cast<const perfcard::LearnedPrepared*>(prep.get());
+        if (!g || g->graph_embedding.size() == 0)
+          throw perfcard::option_error("\"embedding\" needs a predictor that embeds the graph (gnn, ensemble)");
+        out["embedding"] = std::vector<float>(g->graph_embedding.values().begin(), g->graph_embedding.values().end());
       }
       if (q.value("graph", false)) {
         const perfcard::OperatorGraph og = perfcard::operator_graph(*m, *a, samples);
@@ -289,6 +293,12 @@ int run_eval(const std::vector<std::string>& args) {
                                          og.x.begin() + std::ptrdiff_t((i + 1) * og.features)));
         out["graph"] = {{"schema_hash", perfcard::graph_schema_hash()}, {"op", og.op}, {"class", og.op_class},
                         {"x", std::move(x)}, {"src", og.edge_src}, {"dst", og.edge_dst}};
+      }
+      if (q.value("sequence", false)) {
+        const auto& plan = perfcard::as_roofline_prepared(*prep).plan;
+        const perfcard::KernelSequence ks = perfcard::kernel_sequence(*m, plan, samples);
+        out["sequence"] = {{"schema_hash", perfcard::sequence_schema_hash()}, {"op", ks.op}, {"class", ks.op_class},
+                           {"x", ks.x}, {"features", ks.features}};
       }
     } catch (const std::exception& e) {
       out["error"] = e.what();
@@ -324,8 +334,13 @@ int run_features(const std::vector<std::string>& args) {
     for (const auto& f : perfcard::node_feature_schema()) node_cols.push_back({{"name", f.name}, {"meaning", f.meaning}});
     nlohmann::json graph{{"version", perfcard::kGraphSchemaVersion}, {"hash", perfcard::graph_schema_hash()},
                          {"node_features", node_cols}};
+    nlohmann::json kernel_cols = nlohmann::json::array();
+    for (const auto& f : perfcard::kernel_feature_schema()) kernel_cols.push_back({{"name", f.name}, {"meaning", f.meaning}});
+    nlohmann::json sequence{{"version", perfcard::kSequenceSchemaVersion}, {"hash", perfcard::sequence_schema_hash()},
+                            {"kernel_features", kernel_cols}};
     std::cout << nlohmann::json{{"version", perfcard::kFeatureSchemaVersion}, {"hash", perfcard::feature_schema_hash()},
-                                {"features", cols}, {"ops", ops}, {"op_classes", classes}, {"graph", graph}}.dump(2)
+                                {"features", cols}, {"ops", ops}, {"op_classes", classes}, {"graph", graph},
+                                {"sequence", sequence}}.dump(2)
               << "\n";
   } else {
     std::cout << "feature schema " << perfcard::kFeatureSchemaVersion << " (" << perfcard::feature_schema_hash() << ")\n";

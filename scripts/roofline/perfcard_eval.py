@@ -25,10 +25,11 @@ def cli():
     return _private_cli
 
 
-def run_queries(queries, constants=None, devices=None, cli_path=None):
+def run_queries(queries, constants=None, devices=None, cli_path=None, weights_dir=None):
     """queries: list of dicts {model, dims, device, precision, runtime, threads, ...}; returns list of results.
     constants / devices: dicts used instead of weights/roofline.json / weights/devices.json; cli_path: another
-    build's CLI (default: the private copy of this one's)."""
+    build's CLI (default: the private copy of this one's); weights_dir: learned files (and their manifest)
+    used instead of weights/."""
     with tempfile.TemporaryDirectory() as tmp:
         qpath = os.path.join(tmp, "q.jsonl")
         with open(qpath, "w") as f:
@@ -41,7 +42,7 @@ def run_queries(queries, constants=None, devices=None, cli_path=None):
             with open(dpath, "w") as f:
                 json.dump(devices, f)
         # Likewise the working tree's learned predictors (a file just trained is used without a rebuild).
-        cmd = [cli_path or cli(), "eval", qpath, "--devices", dpath, "--weights", paths.WEIGHTS]
+        cmd = [cli_path or cli(), "eval", qpath, "--devices", dpath, "--weights", weights_dir or paths.WEIGHTS]
         if constants is not None:
             cpath = os.path.join(tmp, "constants.json")
             with open(cpath, "w") as f:

@@ -1,10 +1,11 @@
-"""Fit the ensemble of the roofline, the trees and the GNN (issue 12): its weights, its calibrated band and
-the graph-embedding distance beyond which a model is out of distribution.
+"""Fit the ensemble of the roofline, the trees, the GNN and the transformer (issue 12): its weights, its
+calibrated band and the graph-embedding distance beyond which a model is out of distribution.
 
     nice -n 19 /usr/bin/python3 -m scripts.training.ensemble [--write] [--folds 3] [--cache FILE]
 
 Nothing here is fitted on held-out test rows. The train families are split into K folds (by family); for
-each fold the trees and the GNN are refitted with their committed recipes on the other folds and predict
+each fold the trees, the GNN and the transformer are refitted with their committed recipes on the other
+folds and predict
 the fold's rows, so every train row gets a prediction from members that never saw its family
 (out-of-fold). On those rows, per group (GPUs: PyTorch eager; CPUs: onnxruntime; and each device family
 with MIN_GROUP_ROWS rows of MIN_FAMILIES model families, which the core prefers to its kind's):
@@ -12,18 +13,20 @@ with MIN_GROUP_ROWS rows of MIN_FAMILIES model families, which the core prefers 
     row weighing 1/rows of its source, as in the members' training (a source of fewer than MIN_FAMILIES
     model families weighs nothing: see source_weights), and the roofline's weight only where its constants
     were not fitted on the rows (see fit_group_weights);
-  - a band latency x exp(+-(base + spread s)), s = the standard deviation of the trees' and the GNN's log
+  - a band latency x exp(+-(base + spread s)), s = the standard deviation of the learned members' log
     latencies: for each spread on a grid, base is the weighted 80% quantile of |log error| - spread s
     (so 80% of the rows are inside), and the pair with the narrowest mean band is kept;
   - out of distribution: the GNN's graph embeddings of the train models, standardized, clustered
     (k-means); a graph's distance is to the nearest centroid, and the threshold is the 95th percentile of
     out-of-fold distances (each fold's graphs against centroids of the other folds' graphs).
-The shipped members (weights/trees.pcwt, gnn.pcwt, trained on every train family) then predict the
+The shipped members (weights/trees.pcwt, gnn.pcwt, transformer.pcwt, trained on every train family) then
+predict the
 held-out families through the core (`perfcard eval`, predictor "ensemble"), which gives the file's
 held-out accuracy per device family and the figures printed here: MAPE and Kendall's tau per source and
 device, the band's coverage per source, and the error of rows flagged out of distribution against the rest.
---write exports weights/ensemble.pcwt and refreshes weights/manifest.json; --cache keeps the rows and graphs
-the core computed (a pickle) so that a second run skips them.
+--write exports weights/ensemble.pcwt and refreshes weights/manifest.json; --cache keeps the rows, graphs and
+sequences the core computed (a pickle) so that a second run skips them, and FILE.oofK the out-of-fold
+predictions (a member added later is computed alone and joined to them).
 """
 from __future__ import annotations
 
@@ -40,12 +43,12 @@ import pandas as pd
 
 from scripts import paths
 from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
-from scripts.training import gnn, report, rows as trows, trees
+from scripts.training import gnn, report, rows as trows, transformer, trees
 from scripts.weights import pcwt
 
 OUT = os.path.join(paths.WEIGHTS, "ensemble.pcwt")
 PREDICTOR_VERSION = 1
-MEMBERS = ("roofline", "trees", "gnn")
+MEMBERS = ("roofline", "trees", "gnn", "transformer")
 GROUPS = ("gpu", "cpu")
 COVERAGE = 0.8
 OOD_QUANTILE = 0.95
@@ -72,26 +75,41 @@ def committed_recipe(path: str) -> dict:
 
 
 def load(cache: str | None, help_sample: int):
+    """The rows, the GNN's graphs and the transformer's sequences (with each row's index into them)."""
+    got = ()
     if cache and os.path.exists(cache):
         with open(cache, "rb") as f:
-            return pickle.load(f)
-    df, missing = trows.load(help_sample=help_sample)
-    if missing:
-        raise SystemExit("rows of " + ", ".join(missing) + " are missing (zoo graphs not exported: "
-                         "/usr/bin/python3 -m scripts.zoo.all)")
-    graphs, gid = gnn.graphs_for(df)
+            got = pickle.load(f)
+        if len(got) == 3:
+            return got
+    if got:
+        df, graphs = got
+    else:
+        df, missing = trows.load(help_sample=help_sample)
+        if missing:
+            raise SystemExit("rows of " + ", ".join(missing) + " are missing (zoo graphs not exported: "
+                             "/usr/bin/python3 -m scripts.zoo.all)")
+        graphs = gnn.graphs_for(df)
+    got = (df, graphs, transformer.sequences_for(df))
     if cache:
         with open(cache, "wb") as f:
-            pickle.dump((df, (graphs, gid)), f)
-    return df, (graphs, gid)
+            pickle.dump(got, f)
+    return got
 
 
 # ------------------------------------------------------------------------------------------ out of fold
 
-def out_of_fold(df: pd.DataFrame, graphs, gid, folds: int, schema: dict) -> pd.DataFrame:
-    """The train rows with each member's log latency from models that never saw the row's family."""
-    recipe = dict(gnn.HYPER, **{k: v for k, v in committed_recipe(gnn.OUT).items() if k in gnn.HYPER})
+def recipe_of(module) -> dict:
+    return dict(module.HYPER, **{k: v for k, v in committed_recipe(module.OUT).items() if k in module.HYPER})
+
+
+def out_of_fold(df: pd.DataFrame, graphs, sequences, folds: int, schema: dict, members=MEMBERS[1:]) -> pd.DataFrame:
+    """The train rows with the log latency of each of `members` from models that never saw the row's family."""
+    (graph_list, gid), (seq_list, sid) = graphs, sequences
     n_ops, n_cls = len(schema["ops"]) + 1, len(schema["op_classes"])
+    if "transformer" in members:
+        tf_recipe = recipe_of(transformer)
+        win = transformer.Windows(seq_list, tf_recipe["window"], len(schema["sequence"]["kernel_features"]))
     train_idx = np.flatnonzero((df.split == "train").to_numpy())
     fold = np.array([fold_of(f, folds) for f in df.family.iloc[train_idx]])
     parts = []
@@ -100,13 +118,21 @@ def out_of_fold(df: pd.DataFrame, graphs, gid, folds: int, schema: dict) -> pd.D
         fit_rows, val_rows = df.iloc[tr].reset_index(drop=True), df.iloc[va].copy()
         lo, hi = trees.target(fit_rows).min(), trees.target(fit_rows).max()
         print(f"fold {k + 1}/{folds}: {len(tr)} rows fit, {len(va)} predicted", flush=True)
-        booster = trees.fit(fit_rows)
-        m_trees = np.clip(trees.margins(booster, val_rows), lo, hi)
-        model, node_norm, row_norm = gnn.fit(fit_rows, graphs, gid[tr], n_ops, n_cls, recipe)
-        model.eval()
-        m_gnn = np.clip(gnn.predict(model, node_norm, row_norm, val_rows, graphs, gid[va]), lo, hi)
         base = np.log(val_rows.roofline_ms.to_numpy())
-        val_rows["log_roofline"], val_rows["log_trees"], val_rows["log_gnn"] = base, base + m_trees, base + m_gnn
+        val_rows["log_roofline"] = base
+        if "trees" in members:
+            booster = trees.fit(fit_rows)
+            val_rows["log_trees"] = base + np.clip(trees.margins(booster, val_rows), lo, hi)
+        if "gnn" in members:
+            model, node_norm, row_norm = gnn.fit(fit_rows, graph_list, gid[tr], n_ops, n_cls, recipe_of(gnn))
+            model.eval()
+            m = gnn.predict(model, node_norm, row_norm, val_rows, graph_list, gid[va])
+            val_rows["log_gnn"] = base + np.clip(m, lo, hi)
+        if "transformer" in members:
+            model, kernel_norm, row_norm = transformer.fit(fit_rows, win, sid[tr], n_ops, n_cls, tf_recipe)
+            model.eval()
+            m = transformer.predict(model, kernel_norm, row_norm, val_rows, win, sid[va])
+            val_rows["log_transformer"] = base + np.clip(m, lo, hi)
         val_rows["fold"] = k
         parts.append(val_rows)
     return pd.concat(parts)
@@ -124,20 +150,25 @@ def source_weights(df: pd.DataFrame) -> np.ndarray:
     return w / w.sum()
 
 
-def simplex(members: int = 3, step: float = 0.05):
+def simplex(members: int, step: float = 0.05):
+    """Every point of the simplex on a grid of `step`: weights >= 0 that sum to 1."""
     n = int(round(1 / step))
-    if members == 2:
-        for a in range(n + 1):
-            yield np.array([a, n - a], np.float64) / n
-        return
-    for a in range(n + 1):
-        for b in range(n + 1 - a):
-            yield np.array([a, b, n - a - b], np.float64) / n
+
+    def parts(left: int, k: int):
+        if k == 1:
+            yield (left,)
+            return
+        for a in range(left + 1):
+            for rest in parts(left - a, k - 1):
+                yield (a,) + rest
+
+    for p in parts(n, members):
+        yield np.array(p, np.float64) / n
 
 
-def fit_weights(logs: np.ndarray, y: np.ndarray, w: np.ndarray, members: int = 3) -> np.ndarray:
+def fit_weights(logs: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     best, best_w = np.inf, None
-    for cand in simplex(members):
+    for cand in simplex(logs.shape[1]):
         err = float(np.sum(w * np.abs(np.exp(logs @ cand - y) - 1)))
         if err < best - 1e-12:
             best, best_w = err, cand
@@ -162,7 +193,7 @@ def fit_band(err: np.ndarray, spread: np.ndarray, w: np.ndarray) -> tuple[float,
 
 
 def member_logs(df: pd.DataFrame) -> np.ndarray:
-    return df[["log_roofline", "log_trees", "log_gnn"]].to_numpy(np.float64)
+    return df[[f"log_{m}" for m in MEMBERS]].to_numpy(np.float64)
 
 
 def groups(oof: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -180,13 +211,13 @@ def groups(oof: pd.DataFrame) -> dict[str, np.ndarray]:
 def fit_group_weights(rows: pd.DataFrame) -> np.ndarray:
     """The roofline's constants were fitted on some of these rows (ROOFLINE_FITTED_ON), where its error is
     in-sample and would buy it weight it has not earned: its weight is fitted on the other rows only, and
-    is 0 in a group that has none (the trees and the GNN, out-of-fold everywhere, share it)."""
+    is 0 in a group that has none (the learned members, out-of-fold everywhere, share it)."""
     fresh = ~rows.source.isin(ROOFLINE_FITTED_ON).to_numpy()
     if fresh.any():
         part = rows[fresh]
         return fit_weights(member_logs(part), np.log(part.latency_ms.to_numpy()), source_weights(part))
     logs, y, w = member_logs(rows), np.log(rows.latency_ms.to_numpy()), source_weights(rows)
-    learned = fit_weights(logs[:, 1:], y, w, members=2)
+    learned = fit_weights(logs[:, 1:], y, w)
     return np.concatenate([[0.0], learned])
 
 
@@ -197,7 +228,7 @@ def fit(oof: pd.DataFrame) -> dict:
         logs, y, w = member_logs(rows), np.log(rows.latency_ms.to_numpy()), source_weights(rows)
         weights = fit_group_weights(rows)
         err = np.abs(logs @ weights - y)
-        spread = np.abs(rows.log_trees - rows.log_gnn).to_numpy() / 2
+        spread = logs[:, 1:].std(1)  # population std of the learned members, as the core computes it
         base, a = fit_band(err, spread, w)
         out[g] = {"weights": weights, "band_base": base, "band_spread": a, "rows": len(rows)}
         mape = {m: float(np.sum(w * np.abs(np.exp(logs[:, i] - y) - 1))) for i, m in enumerate(MEMBERS)}
@@ -288,14 +319,17 @@ def main(argv=None) -> int:
 
     schema = trows.schema()
     help_sample = int(committed_recipe(trees.OUT)["help_sample"])
-    df, (graphs, gid) = load(args.cache, help_sample)
+    df, graphs, sequences = load(args.cache, help_sample)
     train, test = df[df.split == "train"], df[df.split == "test"]
-    print(f"{len(df)} rows ({len(train)} train, {len(test)} held out), {len(graphs)} graphs")
+    print(f"{len(df)} rows ({len(train)} train, {len(test)} held out), {len(graphs[0])} graphs, "
+          f"{len(sequences[0])} kernel sequences")
     oof_cache = f"{args.cache}.oof{args.folds}" if args.cache else None
-    if oof_cache and os.path.exists(oof_cache):
-        oof = pd.read_pickle(oof_cache)
-    else:
-        oof = out_of_fold(df, graphs, gid, args.folds, schema)
+    oof = pd.read_pickle(oof_cache) if oof_cache and os.path.exists(oof_cache) else None
+    missing = [m for m in MEMBERS[1:] if oof is None or f"log_{m}" not in oof]
+    if missing:
+        print("out of fold: " + ", ".join(missing), flush=True)
+        more = out_of_fold(df, graphs, sequences, args.folds, schema, missing)
+        oof = more if oof is None else oof.join(more[[f"log_{m}" for m in missing]])
         if oof_cache:
             oof.to_pickle(oof_cache)
     params = fit(oof)
@@ -304,7 +338,7 @@ def main(argv=None) -> int:
         return 0
     versions = member_versions(test.iloc[0])
     prov = (f"weights, band and out-of-distribution distance fitted on {args.folds}-fold out-of-fold predictions "
-            f"of the train families (trees and GNN refitted per fold with their committed recipes): " +
+            f"of the train families (trees, GNN and transformer refitted per fold with their committed recipes): " +
             ", ".join(f"{s} {n}" for s, n in oof.source.value_counts().items()) +
             "; never on the held-out families")
     # Which families have held-out rows decides where the ensemble predicts; their error is measured next.

@@ -4,7 +4,8 @@
 
 Held-out families: the core predicts every held-out row with `--predictor trees` (the committed
 weights/trees.pcwt, through `perfcard eval`), beside the roofline on the same rows; and with `--predictor gnn`
-and `--predictor ensemble` (weights/gnn.pcwt, ensemble.pcwt), with the ensemble's band coverage and
+`--predictor transformer` and `--predictor ensemble` (weights/gnn.pcwt, transformer.pcwt, ensemble.pcwt),
+the cost of each network's storage as its file records it, with the ensemble's band coverage and
 out-of-distribution figures, and which predictor "auto" takes per device family. Leave one device out
 retrains (the shipped file never saw a held-out device only when that device is left out of training), with
 the same deterministic recipe as scripts/training/trees.py. --update-doc writes the section of
@@ -20,6 +21,7 @@ import json
 import os
 import sys
 
+from scripts import paths
 from scripts.training import report, rows as trows, trees
 from scripts.weights import pcwt
 
@@ -29,6 +31,15 @@ def committed_trees() -> pcwt.WeightsFile:
         raise SystemExit(f"{trees.OUT} is missing: train it with /usr/bin/python3 -m scripts.training.trees --write")
     with open(trees.OUT, "rb") as f:
         return pcwt.read_bytes(f.read())
+
+
+def learned_metadata(names) -> dict[str, dict]:
+    """The metadata of the committed weights/<name>.pcwt files."""
+    out = {}
+    for name in names:
+        with open(os.path.join(paths.WEIGHTS, f"{name}.pcwt"), "rb") as f:
+            out[name] = pcwt.read_bytes(f.read()).metadata
+    return out
 
 
 def meta(w, key):
@@ -54,8 +65,8 @@ def main(argv=None) -> int:
                          "/usr/bin/python3 -m scripts.zoo.all); the figures would not be the committed ones")
     test, versions = trows.score(df[df.split == "test"])
     version = versions["trees"]
-    gnn_block = report.gnn_lines(test, versions["gnn"]) + report.ensemble_lines(test, versions["ensemble"])
-    gnn_block += report.defaults_lines(test)
+    gnn_block = report.graph_lines(test, versions) + report.quantization_lines(learned_metadata(("gnn", "transformer")))
+    gnn_block += report.ensemble_lines(test, versions["ensemble"]) + report.defaults_lines(test)
     held = report.table(test, "held-out families")
     accuracy = report.family_accuracy(test)
     lodo_tab = None

@@ -7,9 +7,10 @@ log(measured / roofline latency), the residual the roofline misses, like the tre
 
 Rows and splits are the trees' (scripts/training/rows.py: held-out model families never trained on). The
 graphs come from `perfcard eval` queries with "graph": true, so the node features are the core's own.
---write exports weights/gnn.pcwt (metadata, the weights in the chosen storage) and the parity rows the C++
-tests replay (tests/data/gnn_parity.pcwt: graphs, feature rows and this module's float64 forward pass on the
-weights as written, so that the test measures the core's arithmetic, not the quantization; --parity-only
+--write exports weights/gnn.pcwt (metadata, the weights in the chosen storage, and the held-out error the core
+measured with the same network stored as f32, f16 and q8_0: scripts/training/quantization.py) and the parity
+rows the C++ tests replay (tests/data/gnn_parity.pcwt: graphs, feature rows and this module's float64 forward
+pass on the weights as written, so that the test measures the core's arithmetic, not the quantization; --parity-only
 rewrites it from the committed file).
 
 Architecture (names are the weights file's tensors; every matrix is [out, in], in padded with zero columns
@@ -33,7 +34,7 @@ import pandas as pd
 
 from scripts import paths
 from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
-from scripts.training import report, rows as trows
+from scripts.training import quantization, report, rows as trows
 from scripts.training.trees import git_commit, target, training_domain, weights_of
 from scripts.weights import pcwt
 
@@ -244,7 +245,7 @@ def reference_forward(w: dict, layers: int, g: dict, row: np.ndarray) -> float:
 
 
 def export(model, node_norm, row_norm, train: pd.DataFrame, accuracy: dict, schema: dict, storage: str,
-           provenance: str, help_sample: int) -> bytes:
+           provenance: str, help_sample: int, quantized: dict | None = None) -> bytes:
     tensors = weight_tensors(model, node_norm, row_norm, storage)
     domain_meta, domain_tensors = training_domain(train, accuracy)
     tensors.update(domain_tensors)
@@ -255,6 +256,8 @@ def export(model, node_norm, row_norm, train: pd.DataFrame, accuracy: dict, sche
             "created_by": "scripts/training/gnn.py", "gnn.layers": HYPER["layers"], "gnn.storage": storage,
             "training.recipe": json.dumps(dict(HYPER, help_sample=help_sample, storage=storage), sort_keys=True)}
     meta.update(domain_meta)
+    if quantized is not None:
+        meta[quantization.KEY] = json.dumps(quantized, sort_keys=True)
     return pcwt.write_bytes(meta, tensors)
 
 
@@ -335,7 +338,11 @@ def main(argv=None) -> int:
         prov = (f"GraphSAGE-style GNN {json.dumps(HYPER, sort_keys=True)}; rows: " +
                 ", ".join(f"{s} {n}" for s, n in train.source.value_counts().items()) +
                 f"; train split of a by-family split (30% of families held out); HELP sample {args.help_sample} cells")
-        data = export(model, node_norm, row_norm, train, accuracy, schema, args.storage, prov, args.help_sample)
+        make = lambda storage, q=None: export(model, node_norm, row_norm, train, accuracy, schema, storage, prov,
+                                              args.help_sample, q)
+        quantized = quantization.heldout({s: make(s) for s in quantization.STORAGES}, "gnn", test)
+        print("\n".join(quantization.printable(quantized)))
+        data = make(args.storage, quantized)
         with open(OUT, "wb") as f:
             f.write(data)
         n = write_parity(df[test_mask], graphs, gid, schema)

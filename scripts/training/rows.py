@@ -150,7 +150,7 @@ def one_version(results: list[dict], predictor: str) -> str:
     return versions.pop()
 
 
-def score(rows: pd.DataFrame, names=("trees", "gnn", "ensemble")) -> tuple[pd.DataFrame, dict[str, str]]:
+def score(rows: pd.DataFrame, names=("trees", "gnn", "transformer", "ensemble")) -> tuple[pd.DataFrame, dict[str, str]]:
     """The rows with each predictor's latency from the core (`<name>_ms`) and, from the ensemble, its
     calibrated band (band_lo, band_hi) and out-of-distribution flag (ood); and each predictor's version."""
     out, versions = rows.copy(), {}

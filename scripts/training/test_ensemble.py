@@ -2,17 +2,15 @@
 members of another version are refused (a member retrained without refitting the ensemble)."""
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 import unittest
 
 import numpy as np
 
 from scripts import paths
 from scripts.roofline.perfcard_eval import cli
-from scripts.training import ensemble
-from scripts.weights import pcwt, update_manifest
+from scripts.training import ensemble, quantization
+from scripts.weights import pcwt
 
 
 class FitRules(unittest.TestCase):
@@ -23,6 +21,12 @@ class FitRules(unittest.TestCase):
         w = ensemble.fit_weights(logs, y, np.full(400, 1 / 400))
         self.assertAlmostEqual(float(w.sum()), 1.0)
         self.assertGreaterEqual(w[1], 0.5)
+
+    def test_simplex_covers_the_grid_for_any_member_count(self):
+        for members, count in ((2, 21), (3, 231), (4, 1771)):  # compositions of 20 steps into `members` parts
+            pts = list(ensemble.simplex(members))
+            self.assertEqual(len(pts), count)
+            self.assertTrue(all(abs(p.sum() - 1) < 1e-12 and (p >= 0).all() for p in pts))
 
     def test_band_holds_the_coverage_it_was_fitted_for(self):
         rng = np.random.default_rng(1)
@@ -52,13 +56,8 @@ class CommittedFile(unittest.TestCase):
         versions = list(meta["ensemble.member_versions"])
         versions[1] = "trees-1.1999-01-01"
         meta["ensemble.member_versions"] = versions
-        with tempfile.TemporaryDirectory() as tmp:
-            for name in os.listdir(paths.WEIGHTS):
-                if name != "manifest.json":
-                    shutil.copy(os.path.join(paths.WEIGHTS, name), tmp)
-            pcwt.write(os.path.join(tmp, "ensemble.pcwt"), meta, {k: t.numpy() for k, t in w.tensors.items()})
-            with open(os.path.join(tmp, "manifest.json"), "w") as f:
-                f.write(update_manifest.render(update_manifest.build(tmp)))
+        data = pcwt.write_bytes(meta, {k: t.numpy() for k, t in w.tensors.items()})
+        with quantization.weights_with({"ensemble.pcwt": data}) as tmp:
             q = os.path.join(tmp, "q.jsonl")
             with open(q, "w") as f:
                 f.write(json.dumps({"model": os.path.join(paths.ROOT, "public", "examples", "resnet50.onnx"),

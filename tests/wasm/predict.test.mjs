@@ -30,6 +30,7 @@ const resnet = readFileSync(resnetPath);
 const treesPath = join(root, 'weights', 'trees.pcwt');
 const trees = readFileSync(treesPath);
 const gnnPath = join(root, 'weights', 'gnn.pcwt');
+const transformerPath = join(root, 'weights', 'transformer.pcwt');
 const ensemblePath = join(root, 'weights', 'ensemble.pcwt');
 
 let api;
@@ -41,6 +42,7 @@ before(async () => {
   await api.loadPredictor(trees, 'trees.pcwt');
   // The ensemble after its members, as the CLI loads them.
   await api.loadPredictor(readFileSync(gnnPath), 'gnn.pcwt');
+  await api.loadPredictor(readFileSync(transformerPath), 'transformer.pcwt');
   await api.loadPredictor(readFileSync(ensemblePath), 'ensemble.pcwt');
   scratch = mkdtempSync(join(tmpdir(), 'perfcard-wasm-predict-'));
 });
@@ -132,7 +134,7 @@ describe('predict() returns the CLI document', () => {
   });
 
   // The learned predictors one by one (each of the option sets above ran "auto", which chooses among them).
-  for (const predictor of ['trees', 'gnn', 'ensemble']) {
+  for (const predictor of ['trees', 'gnn', 'transformer', 'ensemble']) {
     test(`predictor ${predictor}: the CLI's document`, { skip: noCli }, async () => {
       const options = { devices: 'every', batch: [1, 8], predictor };
       for (const path of [resnetPath, tinyPath]) {
@@ -268,9 +270,10 @@ describe('loadPredictor()', () => {
     const card = await api.createPerfCard();
     const ensemble = readFileSync(ensemblePath);
     assert.equal(refused(card, ensemble, 'ensemble.pcwt'),
-      'the ensemble combines the roofline, trees and gnn; load trees.pcwt before ensemble.pcwt');
+      'the ensemble combines the roofline with trees; load trees.pcwt before ensemble.pcwt');
     card.loadPredictor(trees, 'trees.pcwt');
     card.loadPredictor(readFileSync(gnnPath), 'gnn.pcwt');
+    card.loadPredictor(readFileSync(transformerPath), 'transformer.pcwt');
     assert.equal(card.loadPredictor(ensemble, 'ensemble.pcwt').name, 'ensemble');
     const doc = card.predictSync(resnet, { devices: ['rtx4090', 'h100-sxm5-80gb'], batch: [8], predictor: 'ensemble' });
     const [ada, hopper] = doc.predictions;

@@ -1,11 +1,12 @@
-// The ensemble: the roofline, the trees and the GNN combined, with a calibrated band and an
-// out-of-distribution flag from the members' disagreement and the graph's distance from the training set.
+// The ensemble: the roofline and the learned corrections of it (trees, GNN, transformer: the members its file
+// names) combined, with a calibrated band and an out-of-distribution flag from the members' disagreement
+// and the graph's distance from the training set.
 //
 //   log latency = sum_i w[g][i] log latency_i          (members in the file's order, w fitted per group
 //                                                       on out-of-fold validation rows: g = the device
 //                                                       family where it had rows enough, else gpu / cpu)
 //   band        = latency x exp(+-(base[g] + spread[g] s)), s = the learned members' standard deviation
-//                 of log latency; base and spread fitted so that `band.coverage` of the validation rows
+//                 of log latency (population: |a - b| / 2 for two); base and spread fitted so that `band.coverage` of the validation rows
 //                 fall inside
 //
 // scripts/training/ensemble.py fits it (never on held-out test rows) and writes weights/ensemble.pcwt; the
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "perfcard/gnn_predictor.h"
+#include "perfcard/learned_prepared.h"
 #include "perfcard/roofline_predictor.h"
 #include "perfcard/training_domain.h"
 #include "perfcard/trees_predictor.h"
@@ -27,15 +29,16 @@
 
 namespace perfcard {
 
-class EnsemblePredictor final : public Predictor {
+class EnsemblePredictor final : public Predictor, public Embedder {
  public:
   // `loaded`: the predictors already loaded; the file's members are found there by name and version.
   EnsemblePredictor(const WeightsFile& file, std::shared_ptr<const RooflinePredictor> roofline,
                     std::span<const std::shared_ptr<const Predictor>> loaded);
   std::string name() const override { return "ensemble"; }
   std::string version() const override { return version_; }
-  // The GNN's state (its embedding, the feature builder the trees read as well).
+  // One state with every member's embedding (and the feature builder the trees read).
   std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const override;
+  void embed_into(LearnedPrepared& p) const override;
   PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
 
   const std::map<std::string, FamilyAccuracy>& accuracy() const override { return domain_.accuracy(); }
@@ -46,12 +49,14 @@ class EnsemblePredictor final : public Predictor {
 
  private:
   struct Group {
-    std::vector<double> weights;  // per member: roofline, trees, gnn
+    std::vector<double> weights;  // per member, the roofline's first
     double band_base = 0, band_spread = 0;
   };
   std::shared_ptr<const RooflinePredictor> roofline_;
-  std::shared_ptr<const TreesPredictor> trees_;
-  std::shared_ptr<const GnnPredictor> gnn_;
+  std::vector<std::shared_ptr<const Predictor>> members_;   // the learned ones, in the file's order
+  std::vector<const RooflineCorrection*> corrections_;      // the same, as corrections
+  std::vector<const Embedder*> embedders_;                  // those that embed the model
+  std::shared_ptr<const GnnPredictor> gnn_;                 // its graph embedding places the model
   std::map<std::string, Group> groups_;  // by device family where it had rows enough, else "gpu" / "cpu"
   double coverage_ = 0;
   std::vector<float> centroids_, scale_;  // [k, dims], [dims]

@@ -5,13 +5,12 @@
 // scripts/training/gnn.py, which trains it; the arithmetic is the nn runtime's (nn.h).
 #pragma once
 
-#include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "perfcard/features.h"
+#include "perfcard/learned_prepared.h"
 #include "perfcard/nn.h"
 #include "perfcard/operator_graph.h"
 #include "perfcard/roofline_predictor.h"
@@ -41,40 +40,26 @@ class GnnModel {
   std::unique_ptr<Weights> w_;
 };
 
-class GnnPrepared : public FeaturePrepared {
- public:
-  GnnPrepared(PredictorSubject s, KernelPlan p, nn::Tensor2 e, std::size_t unknown)
-      : FeaturePrepared(std::move(s), std::move(p)), embedding(std::move(e)), unknown_ops(unknown) {}
-  nn::Tensor2 embedding;
-  std::size_t unknown_ops;
-};
-
-class GnnPredictor final : public Predictor {
+class GnnPredictor final : public Predictor, public Embedder, public RooflineCorrection {
  public:
   // Checks the file's predictor name, version, feature and graph schema hashes against this build.
   GnnPredictor(const WeightsFile& file, std::shared_ptr<const RooflinePredictor> roofline);
   std::string name() const override { return "gnn"; }
   std::string version() const override { return version_; }
   std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const override;
+  void embed_into(LearnedPrepared& p) const override;
   PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
 
   const std::map<std::string, FamilyAccuracy>& accuracy() const override { return domain_.accuracy(); }
   const GnnModel& model() const { return model_; }
   // The log correction of the roofline predict() applies for this state and feature row, held to the
   // training range.
-  double correction(const GnnPrepared& p, std::span<const float> row) const {
-    return domain_.held(model_.head(p.embedding, row));
-  }
-  // The graph's embedding, computed once for equal graphs: re-predicting an open model (the page does on
-  // every setting change, for the table batch and the 8 of the sweep) embeds nothing again.
-  nn::Tensor2 embedding(const OperatorGraph& graph) const;
+  double correction(const LearnedPrepared& p, std::span<const float> row) const override;
 
  private:
   std::shared_ptr<const RooflinePredictor> roofline_;
   GnnModel model_;
-  // The last few graphs embedded, most recent first (a cache; it never changes a result).
-  mutable std::mutex cache_mutex_;
-  mutable std::list<std::pair<OperatorGraph, nn::Tensor2>> cache_;
+  EmbeddingCache<OperatorGraph> cache_;
   TrainingDomain domain_;
   std::string version_;
 };

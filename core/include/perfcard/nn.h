@@ -103,6 +103,20 @@ Matrix weight_matrix(const WeightsFile& file, std::string_view name, std::int64_
 // A rank-1 f32 tensor of `size` values (-1: any), e.g. a bias, LayerNorm's gamma or beta.
 std::span<const float> weight_vector(const WeightsFile& file, std::string_view name, std::int64_t size = -1);
 
+// A weight matrix copied out of a weights file in its own storage (a predictor keeps its weights after the
+// file's bytes are freed). Not copyable or movable: `m` points into the vectors; hold it by unique_ptr.
+struct OwnedMatrix {
+  std::vector<float> f32;
+  std::vector<std::uint16_t> f16;
+  std::vector<quant::BlockQ8_0> q8;
+  Matrix m;
+
+  // weight_matrix(file, name, rows, cols), copied.
+  OwnedMatrix(const WeightsFile& file, std::string_view name, std::int64_t rows = -1, std::int64_t cols = -1);
+  OwnedMatrix(const OwnedMatrix&) = delete;
+  OwnedMatrix& operator=(const OwnedMatrix&) = delete;
+};
+
 enum class Path : std::uint8_t {
   Reference,  // plain loops, fp64 accumulation
   Fast,       // Eigen, fp32 accumulation

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "perfcard/features.h"
+#include "perfcard/learned_prepared.h"
 #include "perfcard/roofline_predictor.h"
 #include "perfcard/training_domain.h"
 #include "perfcard/trees.h"
@@ -18,7 +19,7 @@
 
 namespace perfcard {
 
-class TreesPredictor final : public Predictor {
+class TreesPredictor final : public Predictor, public RooflineCorrection {
  public:
   // Checks the file's predictor name, version and feature schema hash against this build.
   TreesPredictor(const WeightsFile& file, std::shared_ptr<const RooflinePredictor> roofline);
@@ -31,6 +32,7 @@ class TreesPredictor final : public Predictor {
   const TreeEnsemble& ensemble() const { return trees_; }
   // The log correction of the roofline predict() applies for this feature row, held to the training range.
   double correction(std::span<const float> row) const { return domain_.held(trees_.margin(row)); }
+  double correction(const LearnedPrepared&, std::span<const float> row) const override { return correction(row); }
   const std::string& provenance() const { return provenance_; }
 
  private:
