@@ -1,5 +1,5 @@
 // The learned predictors' cost in the wasm core, next to the roofline's, on an open model:
-//   node scripts/bench_predictors.mjs [MODEL.onnx] [--reps 15]
+//   node scripts/bench_predictors.mjs [MODEL.onnx] [--reps 15] [--cold]
 // One JSON line per predictor: predict() of the default-view GPUs x 8 batch sizes (median and best ms of
 // --reps calls each, thread time not isolated: run on a quiet machine), and the difference to the roofline,
 // which is what the learned predictor adds (features + trees). Aim (issue 11): trees < 1 ms for 16 GPUs x 8
@@ -52,3 +52,30 @@ for (const n of names) {
 }
 console.log(JSON.stringify({ load_predictor_ms: Number(loadMs.toFixed(2)), file_bytes: trees.length }));
 model.close();
+
+// --cold: the first prediction after a model is opened, where the GNN and the transformer embed the model
+// once per batch (their caches are empty): each rep opens the model in a fresh card with every file loaded.
+// Issue 12's budget for the encoders is per embedding (< 10 ms on a 1,000-node graph): the difference to
+// the trees' first prediction over the 8 batches, divided by 8, is printed as per_batch_over_trees_ms.
+if (args.includes('--cold')) {
+  const files = ['trees', 'gnn', 'transformer', 'ensemble'].map((n) => [readFileSync(path.join(root, `weights/${n}.pcwt`)), `${n}.pcwt`]);
+  const bytes = readFileSync(modelPath);
+  const cold = Object.fromEntries(names.map((n) => [n, []]));
+  for (let i = 0; i < Math.max(3, Math.min(reps, 9)); i++) {
+    for (const n of names) {
+      const fresh = await createPerfCard();
+      for (const [b, f] of files) fresh.loadPredictor(b, f);
+      const m = fresh.openModelSync(bytes);
+      const s = performance.now();
+      m.predict({ ...options, predictor: n });
+      cold[n].push(performance.now() - s);
+      m.close();
+    }
+  }
+  for (const n of names) {
+    console.log(JSON.stringify({
+      model: path.relative(root, modelPath), predictor: n, first_prediction_median_ms: Number(median(cold[n]).toFixed(3)),
+      per_batch_over_trees_ms: Number(((median(cold[n]) - median(cold.trees)) / options.batch.length).toFixed(3)),
+    }));
+  }
+}

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "perfcard/error.h"
 #include "perfcard/features.h"
+#include "perfcard/network_parts.h"
 
 namespace perfcard {
 
@@ -13,9 +15,11 @@ inline constexpr std::int64_t kGnnVersion = 1;
 using nn::OwnedMatrix;
 
 struct GnnModel::Weights {
-  std::size_t hidden = 0, op_dim = 0, class_dim = 0, node_features = 0, row_features = 0, vocab = 0, classes = 0;
-  std::vector<float> emb_op, emb_class, node_mean, node_std, row_mean, row_std, in_b, head_b1, head_b2;
-  std::unique_ptr<OwnedMatrix> in_w, head_w1, head_w2;
+  std::size_t hidden = 0, node_features = 0;
+  std::optional<OpEmbeddings> emb;
+  std::optional<CorrectionHead> head;
+  std::vector<float> node_mean, node_std, in_b;
+  std::unique_ptr<OwnedMatrix> in_w;
   struct Layer {
     std::unique_ptr<OwnedMatrix> self_w, pred_w, succ_w;
     std::vector<float> self_b;
@@ -23,47 +27,17 @@ struct GnnModel::Weights {
   std::vector<Layer> layers;
 };
 
-namespace {
-
-std::vector<float> vec(const WeightsFile& f, std::string_view name, std::int64_t n = -1) {
-  auto v = nn::weight_vector(f, name, n);
-  return {v.begin(), v.end()};
-}
-
-// The columns a padded input of `used` values needs: the matrix's, which must hold them all.
-void require_cols(const nn::Matrix& m, std::size_t used) {
-  if (m.cols() < used)
-    throw data_error(m.describe() + " has " + std::to_string(m.cols()) + " input columns; its input has " +
-                     std::to_string(used) + " values");
-}
-
-}  // namespace
-
 GnnModel::GnnModel(const WeightsFile& f) : w_(std::make_unique<Weights>()) {
   Weights& w = *w_;
-  const TensorInfo& op = f.tensor("emb.op");
-  const TensorInfo& cls = f.tensor("emb.class");
-  if (op.dims.size() != 2 || cls.dims.size() != 2) throw data_error("emb.op and emb.class must be matrices");
-  w.vocab = std::size_t(op.dims[0]);
-  w.op_dim = std::size_t(op.dims[1]);
-  w.classes = std::size_t(cls.dims[0]);
-  w.class_dim = std::size_t(cls.dims[1]);
-  if (w.vocab != op_vocabulary_size() || w.classes != op_class_count())
-    throw data_error("emb.op / emb.class have " + std::to_string(w.vocab) + " / " + std::to_string(w.classes) +
-                     " rows; this build has " + std::to_string(op_vocabulary_size()) + " op ids and " +
-                     std::to_string(op_class_count()) + " classes");
-  w.emb_op = op.to_f32();
-  w.emb_class = cls.to_f32();
+  w.emb.emplace(f);
   w.node_features = node_feature_schema().size();
-  w.row_features = feature_schema().size();
-  w.node_mean = vec(f, "node.mean", std::int64_t(w.node_features));
-  w.node_std = vec(f, "node.std", std::int64_t(w.node_features));
-  w.row_mean = vec(f, "row.mean", std::int64_t(w.row_features));
-  w.row_std = vec(f, "row.std", std::int64_t(w.row_features));
-  w.in_b = vec(f, "in.b");
+  w.node_mean = weight_values(f, "node.mean", std::int64_t(w.node_features));
+  w.node_std = weight_values(f, "node.std", std::int64_t(w.node_features));
+  require_positive(w.node_std, "node.std");
+  w.in_b = weight_values(f, "in.b");
   w.hidden = w.in_b.size();
   w.in_w = std::make_unique<OwnedMatrix>(f, "in.w", std::int64_t(w.hidden), -1);
-  require_cols(w.in_w->m, w.op_dim + w.class_dim + w.node_features);
+  require_columns(w.in_w->m, w.emb->width() + w.node_features);
   const std::int64_t layers = f.get_int("gnn.layers");
   if (layers < 0 || layers > 16) throw data_error("gnn.layers is " + std::to_string(layers) + "; expected 0..16");
   const auto H = std::int64_t(w.hidden);
@@ -73,18 +47,10 @@ GnnModel::GnnModel(const WeightsFile& f) : w_(std::make_unique<Weights>()) {
     L.self_w = std::make_unique<OwnedMatrix>(f, p + "self.w", H, H);
     L.pred_w = std::make_unique<OwnedMatrix>(f, p + "pred.w", H, H);
     L.succ_w = std::make_unique<OwnedMatrix>(f, p + "succ.w", H, H);
-    L.self_b = vec(f, p + "self.b", H);
+    L.self_b = weight_values(f, p + "self.b", H);
     w.layers.push_back(std::move(L));
   }
-  w.head_b1 = vec(f, "head.b1");
-  w.head_w1 = std::make_unique<OwnedMatrix>(f, "head.w1", std::int64_t(w.head_b1.size()), -1);
-  require_cols(w.head_w1->m, 2 * w.hidden + w.row_features);
-  w.head_b2 = vec(f, "head.b2", 1);
-  w.head_w2 = std::make_unique<OwnedMatrix>(f, "head.w2", 1, std::int64_t(w.head_b1.size()));
-  for (float s : w.node_std)
-    if (!(s > 0)) throw data_error("node.std has a value that is not > 0");
-  for (float s : w.row_std)
-    if (!(s > 0)) throw data_error("row.std has a value that is not > 0");
+  w.head.emplace(f, 2 * w.hidden);
 }
 
 GnnModel::~GnnModel() = default;
@@ -101,15 +67,11 @@ nn::Tensor2 GnnModel::embed(const OperatorGraph& g, nn::Path path) const {
   const std::size_t n = std::max<std::size_t>(g.nodes, 1);  // an empty graph embeds one zero node
   nn::Tensor2 x0(n, w.in_w->m.cols());
   for (std::size_t i = 0; i < g.nodes; ++i) {
-    const auto op = std::size_t(g.op[i]), cls = std::size_t(g.op_class[i]);
-    if (g.op[i] < 0 || op >= w.vocab || g.op_class[i] < 0 || cls >= w.classes)
-      throw data_error("operator graph node " + std::to_string(i) + " has op id " + std::to_string(g.op[i]) +
-                       " / class id " + std::to_string(g.op_class[i]) + " outside the embeddings");
     auto r = x0.row(i);
-    std::copy_n(w.emb_op.begin() + std::ptrdiff_t(op * w.op_dim), w.op_dim, r.begin());
-    std::copy_n(w.emb_class.begin() + std::ptrdiff_t(cls * w.class_dim), w.class_dim, r.begin() + std::ptrdiff_t(w.op_dim));
+    w.emb->write(g.op[i], g.op_class[i], r, "operator graph node", i);
+    const std::size_t at = w.emb->width();
     for (std::size_t k = 0; k < w.node_features; ++k)
-      r[w.op_dim + w.class_dim + k] = (g.x[i * g.features + k] - w.node_mean[k]) / w.node_std[k];
+      r[at + k] = (g.x[i * g.features + k] - w.node_mean[k]) / w.node_std[k];
   }
   nn::Tensor2 h = nn::linear(x0, w.in_w->m, w.in_b, path);
   nn::relu(h.values());
@@ -134,18 +96,7 @@ nn::Tensor2 GnnModel::embed(const OperatorGraph& g, nn::Path path) const {
 }
 
 double GnnModel::head(const nn::Tensor2& e, std::span<const float> row, nn::Path path) const {
-  const Weights& w = *w_;
-  if (e.rows() != 1 || e.cols() != 2 * w.hidden || row.size() != w.row_features)
-    throw data_error("the GNN head takes a [1, " + std::to_string(2 * w.hidden) + "] embedding and " +
-                     std::to_string(w.row_features) + " features; got " + e.shape_string() + " and " +
-                     std::to_string(row.size()));
-  nn::Tensor2 z(1, w.head_w1->m.cols());
-  std::copy(e.values().begin(), e.values().end(), z.row(0).begin());
-  for (std::size_t k = 0; k < w.row_features; ++k)
-    z(0, 2 * w.hidden + k) = std::isnan(row[k]) ? 0.0f : (row[k] - w.row_mean[k]) / w.row_std[k];
-  nn::Tensor2 hid = nn::linear(z, w.head_w1->m, w.head_b1, path);
-  nn::relu(hid.values());
-  return double(nn::linear(hid, w.head_w2->m, w.head_b2, path)(0, 0));
+  return (*w_->head)(e, row, path, "GNN");
 }
 
 GnnPredictor::GnnPredictor(const WeightsFile& f, std::shared_ptr<const RooflinePredictor> roofline)
@@ -181,21 +132,9 @@ double GnnPredictor::correction(const LearnedPrepared& p, std::span<const float>
 PredictorOutput GnnPredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
   const LearnedPrepared& p = as_learned_prepared(prepared, "gnn");
   if (p.graph_embedding.size() == 0) throw internal_error("the GNN was asked to predict on a state it did not embed");
-  RooflineResult r = roofline_->time(p, q);
-  const std::vector<float> row = p.features.row(*q.device, q, r);
-  const double margin = model_.head(p.graph_embedding, row);
-  PredictorOutput out = domain_.correct(std::move(r), margin, "the GNN's");
-  out.predictor = name();
-  out.version = version_;
-  if (p.unknown_ops > 0) {
-    out.out_of_distribution = true;
-    out.warnings.push_back("out of distribution: " + std::to_string(p.unknown_ops) +
-                           " nodes have op types the GNN has no embedding for");
-  }
-  std::string family;
-  roofline_->constants().family_of(*q.device, &family);
-  domain_.judge(family, row, {}, roofline_->uncertainty(*q.device, nullptr), out);
-  return out;
+  return network_prediction(*roofline_, domain_, p, q,
+                            [&](std::span<const float> row) { return model_.head(p.graph_embedding, row); }, name(),
+                            version_, "the GNN");
 }
 
 }  // namespace perfcard

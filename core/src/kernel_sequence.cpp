@@ -46,11 +46,7 @@ const std::string& sequence_schema_hash() {
   static const std::string hash = [] {
     std::string s = "perfcard-sequence/" + std::to_string(kSequenceSchemaVersion) + "\n";
     for (const auto& f : kKernelSchema) (s += f.name) += "\n";
-    s += "ops\n";
-    for (const auto& op : all_ops()) ((s += op.domain) += "::") += std::string(op.op_type) + "\n";
-    s += "classes\n";
-    for (std::size_t c = 0; c < op_class_count(); ++c) (s += op_class_name(OpClass(c))) += "\n";
-    return sha256_hex(std::string_view(s));
+    return sha256_hex(std::string_view(s + op_vocabulary_text()));
   }();
   return hash;
 }

@@ -46,15 +46,19 @@ std::int32_t op_id(std::string_view domain, std::string_view op_type) {
   return std::int32_t(spec - all_ops().data()) + 1;
 }
 
+std::string op_vocabulary_text() {
+  std::string s = "ops\n";
+  for (const auto& op : all_ops()) ((s += op.domain) += "::") += std::string(op.op_type) + "\n";
+  s += "classes\n";
+  for (std::size_t c = 0; c < op_class_count(); ++c) (s += op_class_name(OpClass(c))) += "\n";
+  return s;
+}
+
 const std::string& graph_schema_hash() {
   static const std::string hash = [] {
     std::string s = "perfcard-graph/" + std::to_string(kGraphSchemaVersion) + "\n";
     for (const auto& f : kNodeSchema) (s += f.name) += "\n";
-    s += "ops\n";
-    for (const auto& op : all_ops()) ((s += op.domain) += "::") += std::string(op.op_type) + "\n";
-    s += "classes\n";
-    for (std::size_t c = 0; c < op_class_count(); ++c) (s += op_class_name(OpClass(c))) += "\n";
-    return sha256_hex(std::string_view(s));
+    return sha256_hex(std::string_view(s + op_vocabulary_text()));
   }();
   return hash;
 }

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
 #include "perfcard/error.h"
+#include "perfcard/network_parts.h"
 #include "perfcard/operator_graph.h"
 
 namespace perfcard {
@@ -17,11 +19,11 @@ inline constexpr std::int64_t kTransformerVersion = 1;
 using nn::OwnedMatrix;
 
 struct TransformerModel::Weights {
-  std::size_t width = 0, op_dim = 0, class_dim = 0, kernel_features = 0, row_features = 0, vocab = 0, classes = 0,
-              window = 0;
-  std::vector<float> emb_op, emb_class, kernel_mean, kernel_std, row_mean, row_std, in_b, pos, out_g, out_b, head_b1,
-      head_b2;
-  std::unique_ptr<OwnedMatrix> in_w, head_w1, head_w2;
+  std::size_t width = 0, kernel_features = 0, window = 0;
+  std::optional<OpEmbeddings> emb;
+  std::optional<CorrectionHead> head;
+  std::vector<float> kernel_mean, kernel_std, in_b, pos, out_g, out_b;
+  std::unique_ptr<OwnedMatrix> in_w;
   struct Block {
     std::vector<float> ln1_g, ln1_b, ln2_g, ln2_b, bq, bk, bv, bo, ff1_b, ff2_b;
     std::unique_ptr<OwnedMatrix> wq, wk, wv, wo, ff1_w, ff2_w;
@@ -30,55 +32,19 @@ struct TransformerModel::Weights {
   std::vector<Block> blocks;
 };
 
-namespace {
-
-std::vector<float> vec(const WeightsFile& f, std::string_view name, std::int64_t n = -1) {
-  auto v = nn::weight_vector(f, name, n);
-  return {v.begin(), v.end()};
-}
-
-void require_cols(const nn::Matrix& m, std::size_t used) {
-  if (m.cols() < used)
-    throw data_error(m.describe() + " has " + std::to_string(m.cols()) + " input columns; its input has " +
-                     std::to_string(used) + " values");
-}
-
-void require_positive(const std::vector<float>& v, std::string_view name) {
-  for (float s : v)
-    if (!(s > 0)) throw data_error(std::string(name) + " has a value that is not > 0");
-}
-
-}  // namespace
-
 TransformerModel::TransformerModel(const WeightsFile& f) : w_(std::make_unique<Weights>()) {
   Weights& w = *w_;
-  const TensorInfo& op = f.tensor("emb.op");
-  const TensorInfo& cls = f.tensor("emb.class");
-  if (op.dims.size() != 2 || cls.dims.size() != 2) throw data_error("emb.op and emb.class must be matrices");
-  w.vocab = std::size_t(op.dims[0]);
-  w.op_dim = std::size_t(op.dims[1]);
-  w.classes = std::size_t(cls.dims[0]);
-  w.class_dim = std::size_t(cls.dims[1]);
-  if (w.vocab != op_vocabulary_size() || w.classes != op_class_count())
-    throw data_error("emb.op / emb.class have " + std::to_string(w.vocab) + " / " + std::to_string(w.classes) +
-                     " rows; this build has " + std::to_string(op_vocabulary_size()) + " op ids and " +
-                     std::to_string(op_class_count()) + " classes");
-  w.emb_op = op.to_f32();
-  w.emb_class = cls.to_f32();
+  w.emb.emplace(f);
   w.kernel_features = kernel_feature_schema().size();
-  w.row_features = feature_schema().size();
-  w.kernel_mean = vec(f, "kernel.mean", std::int64_t(w.kernel_features));
-  w.kernel_std = vec(f, "kernel.std", std::int64_t(w.kernel_features));
-  w.row_mean = vec(f, "row.mean", std::int64_t(w.row_features));
-  w.row_std = vec(f, "row.std", std::int64_t(w.row_features));
+  w.kernel_mean = weight_values(f, "kernel.mean", std::int64_t(w.kernel_features));
+  w.kernel_std = weight_values(f, "kernel.std", std::int64_t(w.kernel_features));
   require_positive(w.kernel_std, "kernel.std");
-  require_positive(w.row_std, "row.std");
-  w.in_b = vec(f, "in.b");
+  w.in_b = weight_values(f, "in.b");
   w.width = w.in_b.size();
   const auto D = std::int64_t(w.width);
   if (D == 0) throw data_error("in.b is empty: the transformer has no width");
   w.in_w = std::make_unique<OwnedMatrix>(f, "in.w", D, -1);
-  require_cols(w.in_w->m, w.op_dim + w.class_dim + w.kernel_features);
+  require_columns(w.in_w->m, w.emb->width() + w.kernel_features);
   const std::int64_t window = f.get_int("transformer.window");
   if (window < 1 || window > 4096) throw data_error("transformer.window is " + std::to_string(window) + "; expected 1..4096");
   w.window = std::size_t(window);
@@ -93,31 +59,27 @@ TransformerModel::TransformerModel(const WeightsFile& f) : w_(std::make_unique<W
     const std::string p = "block" + std::to_string(l) + ".";
     Weights::Block b;
     b.heads = std::size_t(heads);
-    b.ln1_g = vec(f, p + "ln1.g", D);
-    b.ln1_b = vec(f, p + "ln1.b", D);
-    b.ln2_g = vec(f, p + "ln2.g", D);
-    b.ln2_b = vec(f, p + "ln2.b", D);
+    b.ln1_g = weight_values(f, p + "ln1.g", D);
+    b.ln1_b = weight_values(f, p + "ln1.b", D);
+    b.ln2_g = weight_values(f, p + "ln2.g", D);
+    b.ln2_b = weight_values(f, p + "ln2.b", D);
     b.wq = std::make_unique<OwnedMatrix>(f, p + "attn.q.w", D, D);
     b.wk = std::make_unique<OwnedMatrix>(f, p + "attn.k.w", D, D);
     b.wv = std::make_unique<OwnedMatrix>(f, p + "attn.v.w", D, D);
     b.wo = std::make_unique<OwnedMatrix>(f, p + "attn.o.w", D, D);
-    b.bq = vec(f, p + "attn.q.b", D);
-    b.bk = vec(f, p + "attn.k.b", D);
-    b.bv = vec(f, p + "attn.v.b", D);
-    b.bo = vec(f, p + "attn.o.b", D);
-    b.ff1_b = vec(f, p + "ff1.b");
+    b.bq = weight_values(f, p + "attn.q.b", D);
+    b.bk = weight_values(f, p + "attn.k.b", D);
+    b.bv = weight_values(f, p + "attn.v.b", D);
+    b.bo = weight_values(f, p + "attn.o.b", D);
+    b.ff1_b = weight_values(f, p + "ff1.b");
     b.ff1_w = std::make_unique<OwnedMatrix>(f, p + "ff1.w", std::int64_t(b.ff1_b.size()), D);
     b.ff2_w = std::make_unique<OwnedMatrix>(f, p + "ff2.w", D, std::int64_t(b.ff1_b.size()));
-    b.ff2_b = vec(f, p + "ff2.b", D);
+    b.ff2_b = weight_values(f, p + "ff2.b", D);
     w.blocks.push_back(std::move(b));
   }
-  w.out_g = vec(f, "out.ln.g", D);
-  w.out_b = vec(f, "out.ln.b", D);
-  w.head_b1 = vec(f, "head.b1");
-  w.head_w1 = std::make_unique<OwnedMatrix>(f, "head.w1", std::int64_t(w.head_b1.size()), -1);
-  require_cols(w.head_w1->m, 2 * w.width + w.row_features);
-  w.head_b2 = vec(f, "head.b2", 1);
-  w.head_w2 = std::make_unique<OwnedMatrix>(f, "head.w2", 1, std::int64_t(w.head_b1.size()));
+  w.out_g = weight_values(f, "out.ln.g", D);
+  w.out_b = weight_values(f, "out.ln.b", D);
+  w.head.emplace(f, 2 * w.width);
 }
 
 TransformerModel::~TransformerModel() = default;
@@ -160,10 +122,6 @@ nn::Tensor2 TransformerModel::embed(const KernelSequence& s, nn::Path path) cons
   const std::size_t D = w.width;
   nn::Tensor2 out(1, 2 * D);
   if (s.kernels == 0) return out;
-  for (std::size_t i = 0; i < s.kernels; ++i)
-    if (s.op[i] < 0 || std::size_t(s.op[i]) >= w.vocab || s.op_class[i] < 0 || std::size_t(s.op_class[i]) >= w.classes)
-      throw data_error("kernel " + std::to_string(i) + " has op id " + std::to_string(s.op[i]) + " / class id " +
-                       std::to_string(s.op_class[i]) + " outside the embeddings");
 
   // One window: its kernels' states after the last block, summed and maxed over the kernels.
   auto encode = [&](std::size_t lo, std::size_t hi, std::span<double> sum, std::span<float> max) {
@@ -172,11 +130,10 @@ nn::Tensor2 TransformerModel::embed(const KernelSequence& s, nn::Path path) cons
     for (std::size_t j = 0; j < t; ++j) {
       const std::size_t i = lo + j;
       auto r = x0.row(j);
-      std::copy_n(w.emb_op.begin() + std::ptrdiff_t(std::size_t(s.op[i]) * w.op_dim), w.op_dim, r.begin());
-      std::copy_n(w.emb_class.begin() + std::ptrdiff_t(std::size_t(s.op_class[i]) * w.class_dim), w.class_dim,
-                  r.begin() + std::ptrdiff_t(w.op_dim));
+      w.emb->write(s.op[i], s.op_class[i], r, "kernel", i);
+      const std::size_t at = w.emb->width();
       for (std::size_t k = 0; k < w.kernel_features; ++k)
-        r[w.op_dim + w.class_dim + k] = (s.x[i * s.features + k] - w.kernel_mean[k]) / w.kernel_std[k];
+        r[at + k] = (s.x[i * s.features + k] - w.kernel_mean[k]) / w.kernel_std[k];
     }
     nn::Tensor2 h = nn::linear(x0, w.in_w->m, w.in_b, path);
     for (std::size_t j = 0; j < t; ++j)
@@ -228,18 +185,7 @@ nn::Tensor2 TransformerModel::embed(const KernelSequence& s, nn::Path path) cons
 }
 
 double TransformerModel::head(const nn::Tensor2& e, std::span<const float> row, nn::Path path) const {
-  const Weights& w = *w_;
-  if (e.rows() != 1 || e.cols() != 2 * w.width || row.size() != w.row_features)
-    throw data_error("the transformer head takes a [1, " + std::to_string(2 * w.width) + "] embedding and " +
-                     std::to_string(w.row_features) + " features; got " + e.shape_string() + " and " +
-                     std::to_string(row.size()));
-  nn::Tensor2 z(1, w.head_w1->m.cols());
-  std::copy(e.values().begin(), e.values().end(), z.row(0).begin());
-  for (std::size_t k = 0; k < w.row_features; ++k)
-    z(0, 2 * w.width + k) = std::isnan(row[k]) ? 0.0f : (row[k] - w.row_mean[k]) / w.row_std[k];
-  nn::Tensor2 hid = nn::linear(z, w.head_w1->m, w.head_b1, path);
-  nn::relu(hid.values());
-  return double(nn::linear(hid, w.head_w2->m, w.head_b2, path)(0, 0));
+  return (*w_->head)(e, row, path, "transformer");
 }
 
 TransformerPredictor::TransformerPredictor(const WeightsFile& f, std::shared_ptr<const RooflinePredictor> roofline)
@@ -276,20 +222,9 @@ PredictorOutput TransformerPredictor::predict(const Prepared& prepared, const De
   const LearnedPrepared& p = as_learned_prepared(prepared, "transformer");
   if (p.sequence_embedding.size() == 0)
     throw internal_error("the transformer was asked to predict on a state it did not embed");
-  RooflineResult r = roofline_->time(p, q);
-  const std::vector<float> row = p.features.row(*q.device, q, r);
-  PredictorOutput out = domain_.correct(std::move(r), model_.head(p.sequence_embedding, row), "the transformer's");
-  out.predictor = name();
-  out.version = version_;
-  if (p.unknown_ops > 0) {
-    out.out_of_distribution = true;
-    out.warnings.push_back("out of distribution: " + std::to_string(p.unknown_ops) +
-                           " nodes have op types the transformer has no embedding for");
-  }
-  std::string family;
-  roofline_->constants().family_of(*q.device, &family);
-  domain_.judge(family, row, {}, roofline_->uncertainty(*q.device, nullptr), out);
-  return out;
+  return network_prediction(*roofline_, domain_, p, q,
+                            [&](std::span<const float> row) { return model_.head(p.sequence_embedding, row); },
+                            name(), version_, "the transformer");
 }
 
 }  // namespace perfcard

@@ -23,7 +23,6 @@ to a multiple of 32 so any storage can hold it):
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
@@ -33,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from scripts import paths
-from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
-from scripts.training import quantization, report, rows as trows
+from scripts.roofline.perfcard_eval import run_queries
+from scripts.training import networks, quantization, rows as trows
 from scripts.training.trees import git_commit, target, training_domain, weights_of
 from scripts.weights import pcwt
 
@@ -300,21 +299,8 @@ def write_parity(test: pd.DataFrame, graphs, gid, schema: dict, limit: int = 24)
 # ---------------------------------------------------------------------------------------------- main
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--write", action="store_true", help="export weights/gnn.pcwt and the parity rows")
-    ap.add_argument("--storage", choices=["q8_0", "f16", "f32"], default="q8_0")
-    ap.add_argument("--epochs", type=int, default=HYPER["epochs"])
-    ap.add_argument("--help-sample", type=int, default=1000, help="NAS-Bench-201 cells taken from HELP")
-    ap.add_argument("--parity-only", action="store_true",
-                    help="rewrite tests/data/gnn_parity.pcwt from the committed weights/gnn.pcwt (no training)")
-    args = ap.parse_args(argv)
-    HYPER["epochs"] = args.epochs
-
-    schema = trows.schema()
-    n_ops, n_cls = len(schema["ops"]) + 1, len(schema["op_classes"])
-    df, missing = trows.load(help_sample=args.help_sample)
-    if missing:
-        print("sources without rows (their zoo graphs are not exported?): " + ", ".join(missing))
+    args = networks.arguments(__doc__, "gnn", HYPER, argv)
+    schema, n_ops, n_cls, df = networks.rows(args.help_sample)
     graphs, gid = graphs_for(df)
     if {g["schema_hash"] for g in graphs} != {schema["graph"]["hash"]}:
         raise SystemExit("the CLI's graphs are not of the schema it reports: rebuild")
@@ -327,27 +313,13 @@ def main(argv=None) -> int:
     model, node_norm, row_norm = fit(train.reset_index(drop=True), graphs, gid[train_mask], n_ops, n_cls)
     model.eval()
     margin = predict(model, node_norm, row_norm, test, graphs, gid[test_mask])
-    clamp = target(train)
-    test["gnn_ms"] = test.roofline_ms * np.exp(np.clip(margin, clamp.min(), clamp.max()))
-    held = report.table(test, "held-out families", learned="gnn_ms", name="gnn")
-    print(report.markdown(held, name="gnn"))
-    accuracy = report.family_accuracy(test, learned="gnn_ms")
-    for fam, a in sorted(accuracy.items()):
-        print(f"  {fam}: gnn {a['mape']:.1%} vs roofline {a['roofline_mape']:.1%} on {a['rows']} rows")
+    accuracy = networks.held_out(test, train, margin, "gnn")
     if args.write:
-        prov = (f"GraphSAGE-style GNN {json.dumps(HYPER, sort_keys=True)}; rows: " +
-                ", ".join(f"{s} {n}" for s, n in train.source.value_counts().items()) +
-                f"; train split of a by-family split (30% of families held out); HELP sample {args.help_sample} cells")
-        make = lambda storage, q=None: export(model, node_norm, row_norm, train, accuracy, schema, storage, prov,
-                                              args.help_sample, q)
-        quantized = quantization.heldout({s: make(s) for s in quantization.STORAGES}, "gnn", test)
-        print("\n".join(quantization.printable(quantized)))
-        data = make(args.storage, quantized)
-        with open(OUT, "wb") as f:
-            f.write(data)
+        prov = networks.provenance("GraphSAGE-style GNN", HYPER, train, args.help_sample)
+        data = networks.write(lambda storage, q: export(model, node_norm, row_norm, train, accuracy, schema, storage,
+                                                        prov, args.help_sample, q), "gnn", OUT, args.storage, test)
         n = write_parity(df[test_mask], graphs, gid, schema)
         print(f"wrote {OUT} ({len(data)} bytes, {args.storage}) and {PARITY} ({n} rows)")
-        refresh_manifest()
     return 0
 
 

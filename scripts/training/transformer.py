@@ -28,7 +28,6 @@ to a multiple of 32 so any storage can hold it; t = a window's kernels, j its po
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import math
@@ -39,8 +38,8 @@ import numpy as np
 import pandas as pd
 
 from scripts import paths
-from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
-from scripts.training import quantization, report, rows as trows
+from scripts.roofline.perfcard_eval import run_queries
+from scripts.training import networks, quantization, rows as trows
 from scripts.training.gnn import Norm, pad32
 from scripts.training.trees import git_commit, target, training_domain, weights_of
 from scripts.weights import pcwt
@@ -51,8 +50,6 @@ PREDICTOR_VERSION = 1
 HYPER = {"width": 32, "heads": 2, "layers": 2, "ff": 64, "window": 32, "op_embedding": 8, "class_embedding": 4,
          "head_hidden": 64, "epochs": 30, "sequences_per_step": 32, "lr": 2e-3, "weight_decay": 1e-4,
          "loss": "weighted L1 on the log ratio"}
-STORAGES = quantization.STORAGES
-quantization_key = quantization.KEY
 
 
 # ------------------------------------------------------------------------------------------------ data
@@ -319,14 +316,14 @@ def metadata(train: pd.DataFrame, schema: dict, storage: str, provenance: str, h
 
 
 def file_bytes(model, kernel_norm, row_norm, train, accuracy, schema, storage, provenance, help_sample,
-               quantization=None) -> bytes:
+               quantized=None) -> bytes:
     tensors = weight_tensors(model, kernel_norm, row_norm, storage)
     domain_meta, domain_tensors = training_domain(train, accuracy)
     tensors.update(domain_tensors)
     meta = metadata(train, schema, storage, provenance, help_sample)
     meta.update(domain_meta)
-    if quantization is not None:
-        meta[quantization_key] = json.dumps(quantization, sort_keys=True)
+    if quantized is not None:
+        meta[quantization.KEY] = json.dumps(quantized, sort_keys=True)
     return pcwt.write_bytes(meta, tensors)
 
 
@@ -366,21 +363,8 @@ def write_parity(test: pd.DataFrame, seqs, sid, schema: dict, limit: int = 24) -
 # ---------------------------------------------------------------------------------------------- main
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--write", action="store_true", help="export weights/transformer.pcwt and the parity rows")
-    ap.add_argument("--storage", choices=STORAGES, default="q8_0")
-    ap.add_argument("--epochs", type=int, default=HYPER["epochs"])
-    ap.add_argument("--help-sample", type=int, default=1000, help="NAS-Bench-201 cells taken from HELP")
-    ap.add_argument("--parity-only", action="store_true",
-                    help="rewrite tests/data/transformer_parity.pcwt from the committed weights/transformer.pcwt")
-    args = ap.parse_args(argv)
-    HYPER["epochs"] = args.epochs
-
-    schema = trows.schema()
-    n_ops, n_cls = len(schema["ops"]) + 1, len(schema["op_classes"])
-    df, missing = trows.load(help_sample=args.help_sample)
-    if missing:
-        print("sources without rows (their zoo graphs are not exported?): " + ", ".join(missing))
+    args = networks.arguments(__doc__, "transformer", HYPER, argv)
+    schema, n_ops, n_cls, df = networks.rows(args.help_sample)
     seqs, sid = sequences_for(df)
     if {s["schema_hash"] for s in seqs} != {schema["sequence"]["hash"]}:
         raise SystemExit("the CLI's sequences are not of the schema it reports: rebuild")
@@ -395,27 +379,14 @@ def main(argv=None) -> int:
     model, kernel_norm, row_norm = fit(train.reset_index(drop=True), win, sid[train_mask], n_ops, n_cls)
     model.eval()
     margin = predict(model, kernel_norm, row_norm, test, win, sid[test_mask])
-    clamp = target(train)
-    test["transformer_ms"] = test.roofline_ms * np.exp(np.clip(margin, clamp.min(), clamp.max()))
-    print(report.markdown(report.table(test, "held-out families", learned="transformer_ms", name="transformer"),
-                          name="transformer"))
-    accuracy = report.family_accuracy(test, learned="transformer_ms")
-    for fam, a in sorted(accuracy.items()):
-        print(f"  {fam}: transformer {a['mape']:.1%} vs roofline {a['roofline_mape']:.1%} on {a['rows']} rows")
+    accuracy = networks.held_out(test, train, margin, "transformer")
     if args.write:
-        prov = (f"transformer over the kernel sequence {json.dumps(HYPER, sort_keys=True)}; rows: " +
-                ", ".join(f"{s} {n}" for s, n in train.source.value_counts().items()) +
-                f"; train split of a by-family split (30% of families held out); HELP sample {args.help_sample} cells")
-        make = lambda storage, q=None: file_bytes(model, kernel_norm, row_norm, train, accuracy, schema, storage, prov,
-                                                  args.help_sample, q)
-        quant = quantization.heldout({s: make(s) for s in STORAGES}, "transformer", test)
-        print("\n".join(quantization.printable(quant)))
-        data = make(args.storage, quant)
-        with open(OUT, "wb") as f:
-            f.write(data)
+        prov = networks.provenance("transformer over the kernel sequence", HYPER, train, args.help_sample)
+        data = networks.write(lambda storage, q: file_bytes(model, kernel_norm, row_norm, train, accuracy, schema,
+                                                            storage, prov, args.help_sample, q),
+                              "transformer", OUT, args.storage, test)
         n = write_parity(df[test_mask], seqs, sid, schema)
         print(f"wrote {OUT} ({len(data)} bytes, {args.storage}) and {PARITY} ({n} rows)")
-        refresh_manifest()
     return 0
 
 

@@ -32,6 +32,9 @@ std::size_t op_vocabulary_size();
 std::size_t op_class_count();
 // The id of an op type: its registry row's place + 1, 0 when the registry does not know it.
 std::int32_t op_id(std::string_view domain, std::string_view op_type);
+// The op vocabulary and the class names, one per line, as the schema hashes of graph and sequence
+// predictors cover them.
+std::string op_vocabulary_text();
 
 struct OperatorGraph {
   std::size_t nodes = 0;

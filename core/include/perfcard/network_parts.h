@@ -1,0 +1,63 @@
+// The parts the GNN and the transformer share (their tensors are named alike in both files): the op and
+// class embeddings that open each node's or kernel's input vector, the head that reads a model's embedding
+// beside the whole-model feature row, and how a network's margin becomes a prediction.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "perfcard/learned_prepared.h"
+#include "perfcard/nn.h"
+#include "perfcard/roofline_predictor.h"
+#include "perfcard/training_domain.h"
+#include "perfcard/weights_file.h"
+
+namespace perfcard {
+
+// emb.op [op vocabulary, d_op] and emb.class [classes, d_class], checked against this build's registry.
+class OpEmbeddings {
+ public:
+  explicit OpEmbeddings(const WeightsFile& file);
+  std::size_t width() const { return op_dim_ + class_dim_; }
+  // Writes the two embeddings into out[0, width()). An id outside them throws, naming the item (`what` and
+  // `index`, e.g. "kernel" 12) and the ids.
+  void write(std::int32_t op, std::int32_t cls, std::span<float> out, std::string_view what, std::size_t index) const;
+
+ private:
+  std::size_t vocab_ = 0, op_dim_ = 0, classes_ = 0, class_dim_ = 0;
+  std::vector<float> op_, class_;
+};
+
+// margin = head.w2 relu(head.w1 [embedding | (row - row.mean) / row.std] + head.b1) + head.b2, a NaN feature
+// reading as the training mean.
+class CorrectionHead {
+ public:
+  // `embedding`: the width of the embedding the network gives the head.
+  CorrectionHead(const WeightsFile& file, std::size_t embedding);
+  // `who` names the network in the error a wrong-sized input gets.
+  double operator()(const nn::Tensor2& embedding, std::span<const float> row, nn::Path path, std::string_view who) const;
+
+ private:
+  std::size_t embedding_ = 0, features_ = 0;
+  std::vector<float> row_mean_, row_std_, b1_, b2_;
+  std::unique_ptr<nn::OwnedMatrix> w1_, w2_;
+};
+
+// A learned network's prediction for one device: the roofline timed once, its feature row, the network's
+// margin on that row (`margin`), corrected and judged by the training domain, named, and flagged when the
+// model has op types the network never saw (`whose`: "the GNN's"; `network`: "the GNN").
+PredictorOutput network_prediction(const RooflinePredictor& roofline, const TrainingDomain& domain,
+                                   const LearnedPrepared& p, const DeviceQuery& q,
+                                   const std::function<double(std::span<const float>)>& margin,
+                                   const std::string& name, const std::string& version, std::string_view network);
+
+std::vector<float> weight_values(const WeightsFile& f, std::string_view name, std::int64_t n = -1);
+// Throws unless every value is > 0 (a standard deviation divides).
+void require_positive(const std::vector<float>& v, std::string_view name);
+// Throws unless the matrix's (padded) input columns hold the `used` values its input has.
+void require_columns(const nn::Matrix& m, std::size_t used);
+
+}  // namespace perfcard
