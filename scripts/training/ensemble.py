@@ -346,7 +346,7 @@ def main(argv=None) -> int:
     with open(OUT, "wb") as f:
         f.write(export(params, ood, train, placeholder, schema, versions, prov))
     refresh_manifest()
-    scored, versions = trows.score(test)
+    scored, scored_versions = trows.score(test)
     accuracy = report.family_accuracy(scored, learned="ensemble_ms")
     data = export(params, ood, train, accuracy, schema, versions, prov)
     with open(OUT, "wb") as f:
@@ -354,7 +354,7 @@ def main(argv=None) -> int:
     refresh_manifest()
     for fam, a in sorted(accuracy.items()):
         print(f"  {fam}: ensemble {a['mape']:.1%} vs roofline {a['roofline_mape']:.1%} on {a['rows']} rows")
-    print("\n".join(report.ensemble_lines(scored, versions["ensemble"])))
+    print("\n".join(report.ensemble_lines(scored, scored_versions["ensemble"])))
     print(f"wrote {OUT} ({len(data)} bytes)")
     return 0
 
