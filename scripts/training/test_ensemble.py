@@ -49,6 +49,13 @@ class FitRules(unittest.TestCase):
 
 
 class CommittedFile(unittest.TestCase):
+    def test_each_member_version_is_that_members(self):
+        with open(ensemble.OUT, "rb") as f:
+            meta = pcwt.read_bytes(f.read()).metadata
+        self.assertEqual(list(meta["ensemble.members"]), list(ensemble.MEMBERS))
+        for member, version in zip(meta["ensemble.members"], meta["ensemble.member_versions"]):
+            self.assertTrue(version.startswith(member + "-"), f"{member}: {version}")
+
     def test_members_of_another_version_are_refused(self):
         with open(ensemble.OUT, "rb") as f:
             w = pcwt.read_bytes(f.read())
