@@ -128,7 +128,7 @@ TEST_CASE("the ensemble's out-of-distribution distance: zero at a centroid, grow
   for (std::size_t j = 0; j < dims; ++j) far[j] += 100 * scale[j];
   CHECK(e->embedding_distance(far) > e->distance_threshold());
   CHECK(perfcard::test::error_message([&] { e->embedding_distance(std::vector<float>(dims + 1)); })
-            .find("graph embedding of") != std::string::npos);
+            .find("model embedding of") != std::string::npos);
 }
 
 TEST_CASE("auto with every learned predictor loaded: per family, the one with the lowest held-out error") {
@@ -175,7 +175,7 @@ TEST_CASE("a graph far from every training graph is flagged, and the row says ho
   const auto analysis = perfcard::analyze(model, {});
   const auto p = e->prepare({&model, &analysis, "pytorch-eager", perfcard::Precision::FP16, 1});
   const auto& g = dynamic_cast<const perfcard::LearnedPrepared&>(*p);
-  const double d = e->embedding_distance(g.graph_embedding.values());
+  const double d = e->embedding_distance(e->ood_embedding(g));
   REQUIRE(d > e->distance_threshold());
   const auto out = e->predict(*p, {&l.catalog.get("rtx4090")});
   CHECK(out.out_of_distribution);

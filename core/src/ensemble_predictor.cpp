@@ -47,9 +47,18 @@ EnsemblePredictor::EnsemblePredictor(const WeightsFile& f, std::shared_ptr<const
     while (at < std::size(kLearned) && kLearned[at] != members[i]) ++at;
     ordered = at++ < std::size(kLearned);
   }
-  if (!ordered || std::find(members.begin(), members.end(), "gnn") == members.end())
+  // The embedding that places a model among the training models: the GNN's graph embedding (files before
+  // "ood.embedding" existed) or the transformer's kernel-sequence embedding; its member must be there.
+  const MetaValue* source = f.find("ood.embedding");
+  const std::string embedding = source ? std::string(f.get_string("ood.embedding")) : "graph";
+  if (embedding != "graph" && embedding != "sequence")
+    throw data_error("ood.embedding is '" + embedding + "'; expected graph or sequence");
+  sequence_ood_ = embedding == "sequence";
+  const char* placer = sequence_ood_ ? "transformer" : "gnn";
+  if (!ordered || std::find(members.begin(), members.end(), placer) == members.end())
     throw data_error("ensemble.members must be the roofline, then some of trees, gnn, transformer in that order "
-                     "(the gnn among them), each with its version in ensemble.member_versions");
+                     "(the " + std::string(placer) + " among them: its " + embedding +
+                     " embedding places a model), each with its version in ensemble.member_versions");
   if (versions[0] != roofline_->version())
     throw data_error("the ensemble was fitted with roofline " + versions[0] + "; this build's is " + roofline_->version());
   for (std::size_t i = 1; i < members.size(); ++i) {
@@ -57,11 +66,9 @@ EnsemblePredictor::EnsemblePredictor(const WeightsFile& f, std::shared_ptr<const
     const auto* c = dynamic_cast<const RooflineCorrection*>(p.get());
     if (!c) throw internal_error("the loaded '" + members[i] + "' predictor is not a correction of the roofline");
     if (const auto* e = dynamic_cast<const Embedder*>(p.get())) embedders_.push_back(e);
-    if (members[i] == "gnn") gnn_ = std::dynamic_pointer_cast<const GnnPredictor>(p);
     corrections_.push_back(c);
     members_.push_back(std::move(p));
   }
-  if (!gnn_) throw internal_error("the loaded 'gnn' predictor is not of the expected type");
 
   const auto& groups = f.get_strings("ensemble.groups");
   const std::int64_t G = std::int64_t(groups.size()), M = std::int64_t(members.size());
@@ -107,7 +114,7 @@ EnsemblePredictor::EnsemblePredictor(const WeightsFile& f, std::shared_ptr<const
 
 double EnsemblePredictor::embedding_distance(std::span<const float> e) const {
   if (e.size() != dims_)
-    throw data_error("a graph embedding of " + std::to_string(e.size()) + " values; the ensemble's centroids have " +
+    throw data_error("a model embedding of " + std::to_string(e.size()) + " values; the ensemble's centroids have " +
                      std::to_string(dims_));
   double best = std::numeric_limits<double>::infinity();
   for (std::size_t k = 0; k < centroids_.size() / dims_; ++k) {
@@ -119,6 +126,10 @@ double EnsemblePredictor::embedding_distance(std::span<const float> e) const {
     best = std::min(best, d);
   }
   return std::sqrt(best / double(dims_));
+}
+
+std::span<const float> EnsemblePredictor::ood_embedding(const LearnedPrepared& p) const {
+  return (sequence_ood_ ? p.sequence_embedding : p.graph_embedding).values();
 }
 
 std::unique_ptr<Prepared> EnsemblePredictor::prepare(const PredictorSubject& s) const {
@@ -166,7 +177,7 @@ PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const Devic
     out.warnings.push_back("out of distribution: " + std::to_string(p->unknown_ops) +
                            " nodes have op types the learned predictors never saw");
   }
-  const double distance = embedding_distance(p->graph_embedding.values());
+  const double distance = embedding_distance(ood_embedding(*p));
   if (distance > threshold_) {
     out.out_of_distribution = true;
     out.warnings.push_back("out of distribution: the graph is far from every graph trained on (distance " +

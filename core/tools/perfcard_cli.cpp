@@ -207,7 +207,8 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
 // A query: {"model", "dims", "device", "precision", "runtime", "threads", "compute_scale",
 // "bandwidth_scale", "samples" (default dims.batch or 1), "predictor" (default roofline), "features", "graph"
 // (the operator graph a graph predictor reads, operator_graph.h), "sequence" (the kernel sequence the
-// transformer reads, kernel_sequence.h), "embedding" (the GNN's graph embedding)}.
+// transformer reads, kernel_sequence.h), "embedding" (the GNN's graph embedding), "sequence_embedding" (the
+// transformer's)}.
 int run_eval(const std::vector<std::string>& args) {
   std::string queries, constants_file, devices_file, weights_dir;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -284,6 +285,13 @@ int run_eval(const std::vector<std::string>& args) {
         if (!g || g->graph_embedding.size() == 0)
           throw perfcard::option_error("\"embedding\" needs a predictor that embeds the graph (gnn, ensemble)");
         out["embedding"] = std::vector<float>(g->graph_embedding.values().begin(), g->graph_embedding.values().end());
+      }
+      if (q.value("sequence_embedding", false)) {
+        const auto* g = dynamic_cast<const perfcard::LearnedPrepared*>(prep.get());
+        if (!g || g->sequence_embedding.size() == 0)
+          throw perfcard::option_error("\"sequence_embedding\" needs a predictor that embeds the kernel sequence (transformer, ensemble)");
+        out["sequence_embedding"] =
+            std::vector<float>(g->sequence_embedding.values().begin(), g->sequence_embedding.values().end());
       }
       if (q.value("graph", false)) {
         const perfcard::OperatorGraph og = perfcard::operator_graph(*m, *a, samples);

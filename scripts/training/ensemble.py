@@ -1,14 +1,13 @@
-"""Fit the ensemble of the roofline, the trees, the GNN and the transformer (issue 12): its weights, its
-calibrated band and the graph-embedding distance beyond which a model is out of distribution.
+"""Fit the ensemble of the roofline and the learned members (MEMBERS: trees, GNN, transformer; issue 12):
+its weights, its calibrated band and the embedding distance beyond which a model is out of distribution.
 
     nice -n 19 /usr/bin/python3 -m scripts.training.ensemble [--write] [--folds 3] [--cache FILE]
 
 Nothing here is fitted on held-out test rows. The train families are split into K folds (by family); for
-each fold the trees, the GNN and the transformer are refitted with their committed recipes on the other
-folds and predict
-the fold's rows, so every train row gets a prediction from members that never saw its family
-(out-of-fold). On those rows, per group (GPUs: PyTorch eager; CPUs: onnxruntime; and each device family
-with MIN_GROUP_ROWS rows of MIN_FAMILIES model families, which the core prefers to its kind's):
+each fold the learned predictors (trees, GNN, transformer) are refitted with their committed recipes on the
+other folds and predict the fold's rows, so every train row gets a prediction from models that never saw
+its family (out-of-fold). On those rows, per group (GPUs: PyTorch eager; CPUs: onnxruntime; and each device
+family with MIN_GROUP_ROWS rows of MIN_FAMILIES model families, which the core prefers to its kind's):
   - weights w (on the simplex, a 0.05 grid) minimizing the mean APE of exp(sum_i w_i log latency_i), each
     row weighing 1/rows of its source, as in the members' training (a source of fewer than MIN_FAMILIES
     model families weighs nothing: see source_weights), and the roofline's weight only where its constants
@@ -16,17 +15,17 @@ with MIN_GROUP_ROWS rows of MIN_FAMILIES model families, which the core prefers 
   - a band latency x exp(+-(base + spread s)), s = the standard deviation of the learned members' log
     latencies: for each spread on a grid, base is the weighted 80% quantile of |log error| - spread s
     (so 80% of the rows are inside), and the pair with the narrowest mean band is kept;
-  - out of distribution: the GNN's graph embeddings of the train models, standardized, clustered
-    (k-means); a graph's distance is to the nearest centroid, and the threshold is the 95th percentile of
-    out-of-fold distances (each fold's graphs against centroids of the other folds' graphs).
-The shipped members (weights/trees.pcwt, gnn.pcwt, transformer.pcwt, trained on every train family) then
-predict the
-held-out families through the core (`perfcard eval`, predictor "ensemble"), which gives the file's
-held-out accuracy per device family and the figures printed here: MAPE and Kendall's tau per source and
-device, the band's coverage per source, and the error of rows flagged out of distribution against the rest.
+  - out of distribution: the GNN's graph embeddings of the train models (or the transformer's of their
+    kernel sequences: OOD_EMBEDDING), standardized, clustered (k-means); a model's distance is to the
+    nearest centroid, and the threshold is the 95th percentile of out-of-fold distances (each fold's
+    embeddings against centroids of the other folds').
+The shipped members (weights/*.pcwt, trained on every train family) then predict the held-out families
+through the core (`perfcard eval`, predictor "ensemble"), which gives the file's held-out accuracy per
+device family and the figures printed here: MAPE and Kendall's tau per source and device, the band's
+coverage per source, and the error of rows flagged out of distribution against the rest.
 --write exports weights/ensemble.pcwt and refreshes weights/manifest.json; --cache keeps the rows, graphs and
 sequences the core computed (a pickle) so that a second run skips them, and FILE.oofK the out-of-fold
-predictions (a member added later is computed alone and joined to them).
+predictions of every learned predictor (one added later is computed alone and joined to them).
 """
 from __future__ import annotations
 
@@ -49,6 +48,13 @@ from scripts.weights import pcwt
 OUT = os.path.join(paths.WEIGHTS, "ensemble.pcwt")
 PREDICTOR_VERSION = 1
 MEMBERS = ("roofline", "trees", "gnn", "transformer")
+# The embedding whose distance to the training models' flags a model out of distribution: "graph" (the GNN's,
+# one per model) or "sequence" (the transformer's, one per model, dims, runtime and precision). Measured
+# 2026-11-25 on the held-out rows with the same weights: "sequence" flagged 45.6% of our CPU rows, whose
+# error was 1.06x the rest's (15.9 / 15.0%); "graph" flags 23.0%, at 1.7x (22.4 / 13.3%); on timm both flag
+# 24% at 1.36x. The graph's is kept, with the GNN as a member (its fitted weight is 0-0.05) although its
+# embedding per batch is most of the ensemble's first prediction on a large model (docs/benchmarks.md).
+OOD_EMBEDDING = "graph"
 GROUPS = ("gpu", "cpu")
 COVERAGE = 0.8
 OOD_QUANTILE = 0.95
@@ -242,11 +248,16 @@ def fit(oof: pd.DataFrame) -> dict:
 
 # ---------------------------------------------------------------------------------- out of distribution
 
-def embeddings(df: pd.DataFrame) -> dict[str, np.ndarray]:
-    """The GNN's graph embedding of each model of the rows, from the core."""
-    first = df.drop_duplicates("model")
-    res = run_queries(trows.queries(first, predictor="gnn", embedding=True))
-    return {m: np.array(r["embedding"], np.float64) for m, r in zip(first.model, res)}
+def embeddings(df: pd.DataFrame, kind: str = OOD_EMBEDDING) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows that each stand for one embedded input (a model for "graph", a kernel sequence for
+    "sequence") and that embedding, from the core."""
+    if kind == "graph":
+        first = df.drop_duplicates("model")
+        res = run_queries(trows.queries(first, predictor="gnn", embedding=True))
+        return first, np.array([r["embedding"] for r in res], np.float64)
+    first = df[~transformer.sequence_key(df).duplicated()]
+    res = run_queries(trows.queries(first, predictor="transformer", sequence_embedding=True))
+    return first, np.array([r["sequence_embedding"] for r in res], np.float64)
 
 
 def kmeans(x: np.ndarray, k: int, seed: int = 0, iters: int = 50) -> np.ndarray:
@@ -265,16 +276,15 @@ def distance(x: np.ndarray, centroids: np.ndarray) -> np.ndarray:
     return np.sqrt(((x[:, None, :] - centroids[None]) ** 2).sum(-1).min(1) / x.shape[1])
 
 
-def fit_ood(train: pd.DataFrame, emb: dict[str, np.ndarray], folds: int) -> dict:
-    models = train.drop_duplicates("model")
-    x = np.stack([emb[m] for m in models.model])
+def fit_ood(train: pd.DataFrame, folds: int) -> dict:
+    models, x = embeddings(train)
     scale = np.maximum(x.std(0), 1e-3)
     z = x / scale
     fold = np.array([fold_of(f, folds) for f in models.family])
     held = np.concatenate([distance(z[fold == k], kmeans(z[fold != k], CENTROIDS)) for k in range(folds)])
     centroids = kmeans(z, CENTROIDS)
     threshold = float(np.quantile(held, OOD_QUANTILE))
-    print(f"out of distribution: {len(models)} train graphs, {CENTROIDS} centroids; out-of-fold distance "
+    print(f"out of distribution: {len(models)} train {OOD_EMBEDDING} embeddings, {CENTROIDS} centroids; out-of-fold distance "
           f"median {np.median(held):.2f}, {OOD_QUANTILE:.0%} {threshold:.2f}")
     return {"centroids": (centroids * scale).astype(np.float32), "scale": scale.astype(np.float32),
             "threshold": threshold}
@@ -300,7 +310,8 @@ def export(params: dict, ood: dict, train: pd.DataFrame, accuracy: dict, schema:
             "ensemble.members": pcwt.Array("string", list(MEMBERS)),
             "ensemble.member_versions": pcwt.Array("string", versions),
             "ensemble.groups": pcwt.Array("string", names),
-            "band.coverage": COVERAGE, "ood.threshold": ood["threshold"], "ood.quantile": OOD_QUANTILE}
+            "band.coverage": COVERAGE, "ood.threshold": ood["threshold"], "ood.quantile": OOD_QUANTILE,
+            "ood.embedding": OOD_EMBEDDING, "sequence_schema.hash": schema["sequence"]["hash"]}
     meta.update(domain_meta)
     tensors = {"group.weights": np.stack([params[g]["weights"] for g in names]).astype(np.float32),
                "group.band_base": np.array([params[g]["band_base"] for g in names], np.float32),
@@ -325,7 +336,7 @@ def main(argv=None) -> int:
           f"{len(sequences[0])} kernel sequences")
     oof_cache = f"{args.cache}.oof{args.folds}" if args.cache else None
     oof = pd.read_pickle(oof_cache) if oof_cache and os.path.exists(oof_cache) else None
-    missing = [m for m in MEMBERS[1:] if oof is None or f"log_{m}" not in oof]
+    missing = [m for m in MEMBERS[1:] if oof is None or f"log_{m}" not in oof]  # (the GNN's stay cached)
     if missing:
         print("out of fold: " + ", ".join(missing), flush=True)
         more = out_of_fold(df, graphs, sequences, args.folds, schema, missing)
@@ -333,7 +344,7 @@ def main(argv=None) -> int:
         if oof_cache:
             oof.to_pickle(oof_cache)
     params = fit(oof)
-    ood = fit_ood(train, embeddings(train), args.folds)
+    ood = fit_ood(train, args.folds)
     if not args.write:
         return 0
     versions = member_versions(test.iloc[0])

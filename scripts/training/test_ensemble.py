@@ -56,6 +56,31 @@ class CommittedFile(unittest.TestCase):
         for member, version in zip(meta["ensemble.members"], meta["ensemble.member_versions"]):
             self.assertTrue(version.startswith(member + "-"), f"{member}: {version}")
 
+    def eval_with(self, meta: dict, tensors: dict, model="resnet50.onnx"):
+        data = pcwt.write_bytes(meta, tensors)
+        with quantization.weights_with({"ensemble.pcwt": data}) as tmp:
+            q = os.path.join(tmp, "q.jsonl")
+            with open(q, "w") as f:
+                f.write(json.dumps({"model": os.path.join(paths.ROOT, "public", "examples", model),
+                                    "device": "rtx4090", "precision": "fp16", "predictor": "ensemble"}) + "\n")
+            r = subprocess.run([cli(), "eval", q, "--weights", tmp], capture_output=True, text=True, check=True)
+        return r.stderr, json.loads(r.stdout)
+
+    def test_the_file_chooses_the_embedding_that_places_a_model(self):
+        with open(ensemble.OUT, "rb") as f:
+            w = pcwt.read_bytes(f.read())
+        tensors = {k: t.numpy() for k, t in w.tensors.items()}
+        # The transformer's embedding (2 x its width of 32): centroids far from any model, unit scale.
+        seq = dict(tensors, **{"ood.centroids": np.full((4, 64), 50.0, np.float32),
+                               "ood.scale": np.ones(64, np.float32)})
+        err, out = self.eval_with(dict(w.metadata, **{"ood.embedding": "sequence"}), seq)
+        self.assertEqual(err, "")
+        self.assertTrue(out["out_of_distribution"])
+        self.assertTrue(any("far from every graph trained on" in x for x in out["warnings"]), out["warnings"])
+        err, out = self.eval_with(dict(w.metadata, **{"ood.embedding": "nodes"}), tensors)
+        self.assertIn("ood.embedding is 'nodes'; expected graph or sequence", err)
+        self.assertIn("predictor 'ensemble' is not available", out["error"])
+
     def test_members_of_another_version_are_refused(self):
         with open(ensemble.OUT, "rb") as f:
             w = pcwt.read_bytes(f.read())

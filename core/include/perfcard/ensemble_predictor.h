@@ -1,6 +1,6 @@
 // The ensemble: the roofline and the learned corrections of it (trees, GNN, transformer: the members its file
 // names) combined, with a calibrated band and an out-of-distribution flag from the members' disagreement
-// and the graph's distance from the training set.
+// and the model's distance from the training set.
 //
 //   log latency = sum_i w[g][i] log latency_i          (members in the file's order, w fitted per group
 //                                                       on out-of-fold validation rows: g = the device
@@ -42,9 +42,12 @@ class EnsemblePredictor final : public Predictor, public Embedder {
   PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
 
   const std::map<std::string, FamilyAccuracy>& accuracy() const override { return domain_.accuracy(); }
-  // Distance of a graph embedding from the training graphs (nearest centroid, in units of the training
-  // embeddings' spread), and the distance beyond which a graph is out of distribution.
+  // Distance of a model's embedding from the training models' (nearest centroid, in units of the training
+  // embeddings' spread), and the distance beyond which a model is out of distribution.
   double embedding_distance(std::span<const float> embedding) const;
+  // The embedding of a prepared state that distance is measured on: the file's "ood.embedding", the GNN's
+  // graph embedding or the transformer's kernel-sequence embedding.
+  std::span<const float> ood_embedding(const LearnedPrepared& p) const;
   double distance_threshold() const { return threshold_; }
 
  private:
@@ -56,7 +59,7 @@ class EnsemblePredictor final : public Predictor, public Embedder {
   std::vector<std::shared_ptr<const Predictor>> members_;   // the learned ones, in the file's order
   std::vector<const RooflineCorrection*> corrections_;      // the same, as corrections
   std::vector<const Embedder*> embedders_;                  // those that embed the model
-  std::shared_ptr<const GnnPredictor> gnn_;                 // its graph embedding places the model
+  bool sequence_ood_ = false;                               // the transformer's embedding places a model
   std::map<std::string, Group> groups_;  // by device family where it had rows enough, else "gpu" / "cpu"
   double coverage_ = 0;
   std::vector<float> centroids_, scale_;  // [k, dims], [dims]
