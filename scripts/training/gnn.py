@@ -270,10 +270,9 @@ def stored_weights(path: str = OUT) -> dict:
 def write_parity(test: pd.DataFrame, graphs, gid, schema: dict, limit: int = 24) -> int:
     """A per-source sample of held-out rows: their graphs (concatenated, with offsets), feature rows and the
     numpy reference margin on the weights as written to weights/gnn.pcwt."""
-    # Graphs of at most 600 nodes keep the fixture small (the largest zoo graphs have 14k).
-    small = test[[len(graphs[g]["op"]) <= 600 for g in gid[test.index.to_numpy()]]]
-    per = max(1, limit // small.source.nunique())
-    take = pd.concat([g.sample(min(len(g), per), random_state=0) for _, g in small.groupby("source")])
+    # Graphs of at most 600 nodes (the largest zoo graphs have 14k).
+    take = networks.parity_sample(test, np.array([len(graphs[g]["op"]) for g in gid[test.index.to_numpy()]]), 600,
+                                  limit)
     tgid = gid[take.index.to_numpy()]
     w = stored_weights()
     rowsx = trows.feature_matrix(take)
@@ -283,12 +282,7 @@ def write_parity(test: pd.DataFrame, graphs, gid, schema: dict, limit: int = 24)
         gr = graphs[g]
         ops.append(gr["op"]), cls.append(gr["cls"]), xs.append(gr["x"]), src.append(gr["src"]), dst.append(gr["dst"])
         nptr.append(nptr[-1] + len(gr["op"])), eptr.append(eptr[-1] + len(gr["src"]))
-    meta = {"predictor": "gnn-parity", "predictor.version": PREDICTOR_VERSION, "feature_schema.hash": schema["hash"],
-            "graph_schema.hash": schema["graph"]["hash"], "created_by": "scripts/training/gnn.py",
-            "training.commit": git_commit(), "training.date": datetime.date.today().isoformat(),
-            "training.provenance": "held-out rows and the numpy float64 forward pass on weights/gnn.pcwt as stored",
-            "training.sources": pcwt.Array("string", sorted(take.source.unique()))}
-    pcwt.write(PARITY, meta, {
+    pcwt.write(PARITY, networks.parity_metadata("gnn", PREDICTOR_VERSION, schema, "graph", take), {
         "op": np.concatenate(ops).astype(np.int32), "class": np.concatenate(cls).astype(np.int32),
         "x": np.concatenate(xs).astype(np.float32), "src": np.concatenate(src).astype(np.int32),
         "dst": np.concatenate(dst).astype(np.int32), "node_ptr": np.array(nptr, np.int32),

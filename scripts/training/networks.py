@@ -3,6 +3,7 @@ command line, the rows, the held-out report, and writing the shipped file with i
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 
 import numpy as np
@@ -10,7 +11,8 @@ import pandas as pd
 
 from scripts.roofline.perfcard_eval import refresh_manifest
 from scripts.training import quantization, report, rows as trows
-from scripts.training.trees import target
+from scripts.training.trees import git_commit, target
+from scripts.weights import pcwt
 
 
 def arguments(doc: str, name: str, hyper: dict, argv=None) -> argparse.Namespace:
@@ -63,3 +65,20 @@ def write(make, name: str, out: str, storage: str, test: pd.DataFrame) -> bytes:
         f.write(data)
     refresh_manifest()
     return data
+
+
+def parity_sample(test: pd.DataFrame, sizes: np.ndarray, largest: int, limit: int = 24) -> pd.DataFrame:
+    """A per-source sample of the held-out rows whose input (graph, sequence) has at most `largest` items
+    (`sizes`: per row of `test`), about `limit` rows in all: the parity fixture stays small."""
+    small = test[sizes <= largest]
+    per = max(1, limit // small.source.nunique())
+    return pd.concat([g.sample(min(len(g), per), random_state=0) for _, g in small.groupby("source")])
+
+
+def parity_metadata(name: str, version: int, schema: dict, schema_key: str, take: pd.DataFrame) -> dict:
+    """The metadata of tests/data/<name>_parity.pcwt; `schema_key`: the input's schema ("graph", "sequence")."""
+    return {"predictor": f"{name}-parity", "predictor.version": version, "feature_schema.hash": schema["hash"],
+            f"{schema_key}_schema.hash": schema[schema_key]["hash"], "created_by": f"scripts/training/{name}.py",
+            "training.commit": git_commit(), "training.date": datetime.date.today().isoformat(),
+            "training.provenance": f"held-out rows and the numpy float64 forward pass on weights/{name}.pcwt as stored",
+            "training.sources": pcwt.Array("string", sorted(take.source.unique()))}

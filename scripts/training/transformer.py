@@ -336,9 +336,7 @@ def stored_weights(path: str = OUT) -> dict:
 def write_parity(test: pd.DataFrame, seqs, sid, schema: dict, limit: int = 24) -> int:
     """A per-source sample of held-out rows: their sequences (concatenated, with offsets), feature rows and
     the numpy reference margin on the weights as written to weights/transformer.pcwt."""
-    small = test[[len(seqs[s]["op"]) <= 300 for s in sid[test.index.to_numpy()]]]
-    per = max(1, limit // small.source.nunique())
-    take = pd.concat([g.sample(min(len(g), per), random_state=0) for _, g in small.groupby("source")])
+    take = networks.parity_sample(test, np.array([len(seqs[s]["op"]) for s in sid[test.index.to_numpy()]]), 300, limit)
     tsid = sid[take.index.to_numpy()]
     w = stored_weights()
     rowsx = trows.feature_matrix(take)
@@ -346,13 +344,7 @@ def write_parity(test: pd.DataFrame, seqs, sid, schema: dict, limit: int = 24) -
     ptr = [0]
     for s in tsid:
         ptr.append(ptr[-1] + len(seqs[s]["op"]))
-    meta = {"predictor": "transformer-parity", "predictor.version": PREDICTOR_VERSION,
-            "feature_schema.hash": schema["hash"], "sequence_schema.hash": schema["sequence"]["hash"],
-            "created_by": "scripts/training/transformer.py", "training.commit": git_commit(),
-            "training.date": datetime.date.today().isoformat(),
-            "training.provenance": "held-out rows and the numpy float64 forward pass on weights/transformer.pcwt as stored",
-            "training.sources": pcwt.Array("string", sorted(take.source.unique()))}
-    pcwt.write(PARITY, meta, {
+    pcwt.write(PARITY, networks.parity_metadata("transformer", PREDICTOR_VERSION, schema, "sequence", take), {
         "op": np.concatenate([seqs[s]["op"] for s in tsid]).astype(np.int32),
         "class": np.concatenate([seqs[s]["cls"] for s in tsid]).astype(np.int32),
         "x": np.concatenate([seqs[s]["x"] for s in tsid]).astype(np.float32),
