@@ -588,13 +588,26 @@ function readForm() {
     return n;
   };
   let ok = true;
-  const mark = (el, good) => { el.setAttribute('aria-invalid', good ? 'false' : 'true'); ok &&= good; };
+  // An invalid field says what it takes, next to it, and what the table shows meanwhile (the last
+  // settings that predicted): a value is never silently replaced.
+  const mark = (el, good, takes) => {
+    el.setAttribute('aria-invalid', good ? 'false' : 'true');
+    ok &&= good;
+    const id = `${el.id || `dim-${el.dataset.dim}`}-error`;
+    let msg = document.getElementById(id);
+    if (!msg) {
+      msg = h('span', { id, class: 'field-error', role: 'status' });
+      el.closest('label').after(msg);
+      el.setAttribute('aria-describedby', id);
+    }
+    msg.textContent = good ? '' : `${el.closest('label').firstChild.textContent.trim()}: ${takes}. The table still shows the last settings that could be predicted.`;
+  };
   const b = num($('#batch'), true);
-  mark($('#batch'), b !== undefined && b !== null && b <= 2 ** 24);
+  mark($('#batch'), b !== undefined && b !== null && b <= 2 ** 24, `a whole number from 1 to ${(2 ** 24).toLocaleString('en')}`);
   if (b && b <= 2 ** 24) settings.batch = b;
   for (const input of document.querySelectorAll('#dims input')) {
     const v = num(input, true);
-    mark(input, v !== undefined && v !== null);
+    mark(input, v !== undefined && v !== null, 'a whole number of at least 1');
     if (v) settings.dims[input.dataset.dim] = v;
   }
   settings.precision = $('#precision').value;
@@ -603,10 +616,10 @@ function readForm() {
   settings.runtime = $('#runtime').value === 'pytorch-eager' ? '' : $('#runtime').value;
   settings.predictor = $('#predictor').value;
   const pue = num($('#pue'), false);
-  mark($('#pue'), pue === null || (pue !== undefined && pue >= 1));
+  mark($('#pue'), pue === null || (pue !== undefined && pue >= 1), 'a number of at least 1, or empty for the region\'s default');
   settings.pue = pue && pue >= 1 ? pue : null;
   const target = num($('#target'), false);
-  mark($('#target'), target !== undefined);
+  mark($('#target'), target !== undefined, 'a number of milliseconds above 0, or empty for none');
   settings.target = target ?? null;
   return ok;
 }

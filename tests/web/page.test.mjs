@@ -240,6 +240,29 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     assert.deepEqual(net.foreign, [], 'no request outside the site, ever');
   });
 
+  test('an invalid batch is explained by its field; the table keeps the last settings that predicted', { timeout: SLOW }, async () => {
+    const p = await newPage();
+    await p.goto(`${server.origin}/#example=resnet50&batch=2&devices=l4,t4`);
+    await ready(p, 'resnet50.onnx');
+    const before = await tableRows(p);
+    for (const bad of ['0', '-3', '2.5', '99999999']) {
+      await p.fill('#batch', bad);
+      await p.waitForFunction(() => document.querySelector('#batch-error')?.textContent.includes('a whole number from 1 to 16,777,216'),
+        null, { timeout: SLOW });
+      assert.equal(await p.getAttribute('#batch', 'aria-invalid'), 'true', bad);
+      assert.equal(await p.getAttribute('#batch', 'aria-describedby'), 'batch-error');
+      assert.match(await p.textContent('#batch-error'), /The table still shows the last settings that could be predicted\./);
+    }
+    assert.deepEqual(await tableRows(p), before, 'nothing was predicted from an invalid batch');
+    assert.ok(before.every((r) => r.batch === 2));
+    await p.fill('#batch', '4');
+    await p.waitForFunction(() => document.querySelector('#batch-error')?.textContent === '', null, { timeout: SLOW });
+    await p.waitForFunction(() => [...document.querySelectorAll('#table tbody tr')].every((tr) => tr.dataset.batch === '4'),
+      null, { timeout: SLOW });
+    assert.deepEqual(p.errors, []);
+    await p.close();
+  });
+
   test('state in the URL fragment is restored', { timeout: SLOW }, async () => {
     const p = await newPage();
     await p.goto(`${server.origin}/#example=bert_base&batch=4&devices=l4,t4&precision=fp32&dim.sequence=64&sort=throughput_per_s&dir=desc`);
