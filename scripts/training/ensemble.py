@@ -1,4 +1,4 @@
-"""Fit the ensemble of the roofline and the learned members (MEMBERS: trees, GNN, transformer; issue 12):
+"""Fit the ensemble of the roofline and the learned members (of trees, GNN, transformer; issue 12):
 its weights, its calibrated band and the embedding distance beyond which a model is out of distribution.
 
     nice -n 19 /usr/bin/python3 -m scripts.training.ensemble [--write] [--folds 3] [--cache FILE]
@@ -15,10 +15,14 @@ family with MIN_GROUP_ROWS rows of MIN_FAMILIES model families, which the core p
   - a band latency x exp(+-(base + spread s)), s = the standard deviation of the learned members' log
     latencies: for each spread on a grid, base is the weighted 80% quantile of |log error| - spread s
     (so 80% of the rows are inside), and the pair with the narrowest mean band is kept;
-  - out of distribution: the GNN's graph embeddings of the train models (or the transformer's of their
-    kernel sequences: OOD_EMBEDDING), standardized, clustered (k-means); a model's distance is to the
-    nearest centroid, and the threshold is the 95th percentile of out-of-fold distances (each fold's
-    embeddings against centroids of the other folds').
+  - out of distribution: the GNN's graph embeddings of the train models or the transformer's of their
+    kernel sequences, standardized, clustered (k-means); a model's distance is to the nearest centroid, and
+    the threshold is the 95th percentile of out-of-fold distances (each fold's embeddings against centroids
+    of the other folds'); of the two, the one whose out-of-fold flag separates the errors best
+    (choose_ood);
+  - a learned member whose weight is at most NEGLIGIBLE in every group is left out and the weights refitted
+    without it (it would cost its embedding on every first prediction for nothing measurable), unless its
+    embedding is the one that places a model.
 The shipped members (weights/*.pcwt, trained on every train family) then predict the held-out families
 through the core (`perfcard eval`, predictor "ensemble"), which gives the file's held-out accuracy per
 device family and the figures printed here: MAPE and Kendall's tau per source and device, the band's
@@ -47,14 +51,15 @@ from scripts.weights import pcwt
 
 OUT = os.path.join(paths.WEIGHTS, "ensemble.pcwt")
 PREDICTOR_VERSION = 1
-MEMBERS = ("roofline", "trees", "gnn", "transformer")
-# The embedding whose distance to the training models' flags a model out of distribution: "graph" (the GNN's,
-# one per model) or "sequence" (the transformer's, one per model, dims, runtime and precision). Measured
-# 2026-11-25 on the held-out rows with the same weights: "sequence" flagged 45.6% of our CPU rows, whose
-# error was 1.06x the rest's (15.9 / 15.0%); "graph" flags 23.0%, at 1.7x (22.4 / 13.3%); on timm both flag
-# 24% at 1.36x. The graph's is kept, with the GNN as a member (its fitted weight is 0-0.05) although its
-# embedding per batch is most of the ensemble's first prediction on a large model (docs/benchmarks.md).
-OOD_EMBEDDING = "graph"
+MEMBERS = ("roofline", "trees", "gnn", "transformer")  # the candidates, in the order the core requires
+# A learned member whose fitted weight is at most this (one step of the weights' grid) in every group adds
+# nothing measurable and costs its embedding on every first prediction: it is left out and the weights are
+# refitted without it (unless its embedding is the one that places a model).
+NEGLIGIBLE = 0.05
+# The embeddings whose distance to the training models' may flag a model out of distribution: "graph" (the
+# GNN's, one per model) or "sequence" (the transformer's, one per model, dims, runtime and precision).
+# choose_ood picks one on the out-of-fold rows, never on held-out ones.
+OOD_EMBEDDINGS = ("graph", "sequence")
 GROUPS = ("gpu", "cpu")
 COVERAGE = 0.8
 OOD_QUANTILE = 0.95
@@ -198,8 +203,8 @@ def fit_band(err: np.ndarray, spread: np.ndarray, w: np.ndarray) -> tuple[float,
     return best[1], best[2]
 
 
-def member_logs(df: pd.DataFrame) -> np.ndarray:
-    return df[[f"log_{m}" for m in MEMBERS]].to_numpy(np.float64)
+def member_logs(df: pd.DataFrame, members) -> np.ndarray:
+    return df[[f"log_{m}" for m in members]].to_numpy(np.float64)
 
 
 def groups(oof: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -214,32 +219,32 @@ def groups(oof: pd.DataFrame) -> dict[str, np.ndarray]:
     return out
 
 
-def fit_group_weights(rows: pd.DataFrame) -> np.ndarray:
+def fit_group_weights(rows: pd.DataFrame, members) -> np.ndarray:
     """The roofline's constants were fitted on some of these rows (ROOFLINE_FITTED_ON), where its error is
     in-sample and would buy it weight it has not earned: its weight is fitted on the other rows only, and
     is 0 in a group that has none (the learned members, out-of-fold everywhere, share it)."""
     fresh = ~rows.source.isin(ROOFLINE_FITTED_ON).to_numpy()
     if fresh.any():
         part = rows[fresh]
-        return fit_weights(member_logs(part), np.log(part.latency_ms.to_numpy()), source_weights(part))
-    logs, y, w = member_logs(rows), np.log(rows.latency_ms.to_numpy()), source_weights(rows)
+        return fit_weights(member_logs(part, members), np.log(part.latency_ms.to_numpy()), source_weights(part))
+    logs, y, w = member_logs(rows, members), np.log(rows.latency_ms.to_numpy()), source_weights(rows)
     learned = fit_weights(logs[:, 1:], y, w)
     return np.concatenate([[0.0], learned])
 
 
-def fit(oof: pd.DataFrame) -> dict:
+def fit(oof: pd.DataFrame, members) -> dict:
     out = {}
     for g, mask in groups(oof).items():
         rows = oof[mask]
-        logs, y, w = member_logs(rows), np.log(rows.latency_ms.to_numpy()), source_weights(rows)
-        weights = fit_group_weights(rows)
+        logs, y, w = member_logs(rows, members), np.log(rows.latency_ms.to_numpy()), source_weights(rows)
+        weights = fit_group_weights(rows, members)
         err = np.abs(logs @ weights - y)
         spread = logs[:, 1:].std(1)  # population std of the learned members, as the core computes it
         base, a = fit_band(err, spread, w)
         out[g] = {"weights": weights, "band_base": base, "band_spread": a, "rows": len(rows)}
-        mape = {m: float(np.sum(w * np.abs(np.exp(logs[:, i] - y) - 1))) for i, m in enumerate(MEMBERS)}
+        mape = {m: float(np.sum(w * np.abs(np.exp(logs[:, i] - y) - 1))) for i, m in enumerate(members)}
         print(f"{g}: {len(rows)} out-of-fold rows ({', '.join(f'{s} {n}' for s, n in rows.source.value_counts().items())}); "
-              f"weights " + ", ".join(f"{m} {v:.2f}" for m, v in zip(MEMBERS, weights)) +
+              f"weights " + ", ".join(f"{m} {v:.2f}" for m, v in zip(members, weights)) +
               f"; band exp(+-({base:.3f} + {a:.2f} s)); source-weighted MAPE " +
               ", ".join(f"{m} {v:.1%}" for m, v in mape.items()) +
               f", ensemble {float(np.sum(w * np.abs(np.exp(logs @ weights - y) - 1))):.1%}")
@@ -248,7 +253,12 @@ def fit(oof: pd.DataFrame) -> dict:
 
 # ---------------------------------------------------------------------------------- out of distribution
 
-def embeddings(df: pd.DataFrame, kind: str = OOD_EMBEDDING) -> tuple[pd.DataFrame, np.ndarray]:
+def embedding_key(df: pd.DataFrame, kind: str) -> pd.Series:
+    """Which embedding each row has: its model's (graph) or its kernel sequence's."""
+    return df.model if kind == "graph" else transformer.sequence_key(df)
+
+
+def embeddings(df: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, np.ndarray]:
     """The rows that each stand for one embedded input (a model for "graph", a kernel sequence for
     "sequence") and that embedding, from the core."""
     if kind == "graph":
@@ -276,29 +286,57 @@ def distance(x: np.ndarray, centroids: np.ndarray) -> np.ndarray:
     return np.sqrt(((x[:, None, :] - centroids[None]) ** 2).sum(-1).min(1) / x.shape[1])
 
 
-def fit_ood(train: pd.DataFrame, folds: int) -> dict:
-    models, x = embeddings(train)
+def fit_ood(train: pd.DataFrame, folds: int, kind: str) -> dict:
+    """Centroids of the train embeddings and the threshold; also each embedding's out-of-fold distance
+    (`held`, by embedding key: each fold's embeddings against centroids of the other folds')."""
+    first, x = embeddings(train, kind)
     scale = np.maximum(x.std(0), 1e-3)
     z = x / scale
-    fold = np.array([fold_of(f, folds) for f in models.family])
-    held = np.concatenate([distance(z[fold == k], kmeans(z[fold != k], CENTROIDS)) for k in range(folds)])
+    fold = np.array([fold_of(f, folds) for f in first.family])
+    held = np.zeros(len(first))
+    for k in range(folds):
+        held[fold == k] = distance(z[fold == k], kmeans(z[fold != k], CENTROIDS))
     centroids = kmeans(z, CENTROIDS)
     threshold = float(np.quantile(held, OOD_QUANTILE))
-    print(f"out of distribution: {len(models)} train {OOD_EMBEDDING} embeddings, {CENTROIDS} centroids; out-of-fold distance "
+    print(f"out of distribution ({kind}): {len(first)} train embeddings, {CENTROIDS} centroids; out-of-fold distance "
           f"median {np.median(held):.2f}, {OOD_QUANTILE:.0%} {threshold:.2f}")
     return {"centroids": (centroids * scale).astype(np.float32), "scale": scale.astype(np.float32),
-            "threshold": threshold}
+            "threshold": threshold, "kind": kind,
+            "held": dict(zip(embedding_key(first, kind), held))}
+
+
+def choose_ood(oof: pd.DataFrame, params: dict, folds: int, members) -> dict:
+    """The embedding whose out-of-fold flag separates the errors best: per kind, the ensemble's out-of-fold
+    error on rows flagged (distance beyond the threshold) over its error on the rest, each source weighing
+    the same; the kind with the larger ratio is kept. Out-of-fold rows only: the held-out families never
+    choose."""
+    kind_of = group_of(oof.runtime)
+    logs, y, w = member_logs(oof, members), np.log(oof.latency_ms.to_numpy()), source_weights(oof)
+    weights = np.stack([params.get(f, params[k])["weights"] for f, k in zip(oof.device_family, kind_of)])
+    err = np.abs(np.exp((logs * weights).sum(1) - y) - 1)
+    best = None
+    for kind in OOD_EMBEDDINGS:
+        ood = fit_ood(oof, folds, kind)
+        flag = embedding_key(oof, kind).map(ood["held"]).to_numpy() > ood["threshold"]
+        mean = lambda m: float(np.sum(w[m] * err[m]) / max(np.sum(w[m]), 1e-12))
+        ratio = mean(flag) / mean(~flag) if flag.any() and (~flag).any() else 0.0
+        print(f"  {kind}: out of fold, {flag.mean():.1%} of rows flagged, error {mean(flag):.1%} against "
+              f"{mean(~flag):.1%} on the rest ({ratio:.2f}x)")
+        if best is None or ratio > best[0]:
+            best = (ratio, ood)
+    print(f"out-of-distribution embedding: {best[1]['kind']}")
+    return best[1]
 
 
 # ---------------------------------------------------------------------------------------------- export
 
-def member_versions(row: pd.Series) -> list[str]:
+def member_versions(row: pd.Series, members) -> list[str]:
     """The versions the core gives the members it loads now (the ensemble is refused with others)."""
     q = trows.queries(row.to_frame().T)[0]
-    return [r["version"] for r in run_queries([dict(q, predictor=m) for m in MEMBERS])]
+    return [r["version"] for r in run_queries([dict(q, predictor=m) for m in members])]
 
 
-def export(params: dict, ood: dict, train: pd.DataFrame, accuracy: dict, schema: dict, versions: list[str],
+def export(params: dict, ood: dict, train: pd.DataFrame, accuracy: dict, schema: dict, members, versions: list[str],
            provenance: str) -> bytes:
     domain_meta, domain_tensors = trees.training_domain(train, accuracy)
     names = list(params)
@@ -307,11 +345,11 @@ def export(params: dict, ood: dict, train: pd.DataFrame, accuracy: dict, schema:
             "training.sources": pcwt.Array("string", sorted(train.source.unique())),
             "training.commit": trees.git_commit(), "training.date": datetime.date.today().isoformat(),
             "created_by": "scripts/training/ensemble.py",
-            "ensemble.members": pcwt.Array("string", list(MEMBERS)),
+            "ensemble.members": pcwt.Array("string", list(members)),
             "ensemble.member_versions": pcwt.Array("string", versions),
             "ensemble.groups": pcwt.Array("string", names),
             "band.coverage": COVERAGE, "ood.threshold": ood["threshold"], "ood.quantile": OOD_QUANTILE,
-            "ood.embedding": OOD_EMBEDDING, "sequence_schema.hash": schema["sequence"]["hash"]}
+            "ood.embedding": ood["kind"], "sequence_schema.hash": schema["sequence"]["hash"]}
     meta.update(domain_meta)
     tensors = {"group.weights": np.stack([params[g]["weights"] for g in names]).astype(np.float32),
                "group.band_base": np.array([params[g]["band_base"] for g in names], np.float32),
@@ -343,11 +381,19 @@ def main(argv=None) -> int:
         oof = more if oof is None else oof.join(more[[f"log_{m}" for m in missing]])
         if oof_cache:
             oof.to_pickle(oof_cache)
-    params = fit(oof)
-    ood = fit_ood(train, args.folds)
+    members = list(MEMBERS)
+    params = fit(oof, members)
+    ood = choose_ood(oof, params, args.folds, members)
+    placer = "gnn" if ood["kind"] == "graph" else "transformer"
+    drop = [m for i, m in enumerate(members) if i > 0 and m != placer
+            and all(p["weights"][i] <= NEGLIGIBLE + 1e-9 for p in params.values())]
+    if drop:
+        print(f"left out (weight <= {NEGLIGIBLE} in every group): {', '.join(drop)}; refitted without")
+        members = [m for m in members if m not in drop]
+        params = fit(oof, members)
     if not args.write:
         return 0
-    versions = member_versions(test.iloc[0])
+    versions = member_versions(test.iloc[0], members)
     prov = (f"weights, band and out-of-distribution distance fitted on {args.folds}-fold out-of-fold predictions "
             f"of the train families (trees, GNN and transformer refitted per fold with their committed recipes): " +
             ", ".join(f"{s} {n}" for s, n in oof.source.value_counts().items()) +
@@ -355,17 +401,17 @@ def main(argv=None) -> int:
     # Which families have held-out rows decides where the ensemble predicts; their error is measured next.
     placeholder = {f: {"mape": 0.0, "rows": 0, "beats": False} for f in sorted(test.device_family.unique())}
     with open(OUT, "wb") as f:
-        f.write(export(params, ood, train, placeholder, schema, versions, prov))
+        f.write(export(params, ood, train, placeholder, schema, members, versions, prov))
     refresh_manifest()
     scored, scored_versions = trows.score(test)
     accuracy = report.family_accuracy(scored, learned="ensemble_ms")
-    data = export(params, ood, train, accuracy, schema, versions, prov)
+    data = export(params, ood, train, accuracy, schema, members, versions, prov)
     with open(OUT, "wb") as f:
         f.write(data)
     refresh_manifest()
     for fam, a in sorted(accuracy.items()):
         print(f"  {fam}: ensemble {a['mape']:.1%} vs roofline {a['roofline_mape']:.1%} on {a['rows']} rows")
-    print("\n".join(report.ensemble_lines(scored, scored_versions["ensemble"])))
+    print("\n".join(report.ensemble_lines(scored, scored_versions["ensemble"], pcwt.read_bytes(data).metadata)))
     print(f"wrote {OUT} ({len(data)} bytes)")
     return 0
 

@@ -65,8 +65,9 @@ def main(argv=None) -> int:
                          "/usr/bin/python3 -m scripts.zoo.all); the figures would not be the committed ones")
     test, versions = trows.score(df[df.split == "test"])
     version = versions["trees"]
-    gnn_block = report.graph_lines(test, versions) + report.quantization_lines(learned_metadata(("gnn", "transformer")))
-    gnn_block += report.ensemble_lines(test, versions["ensemble"]) + report.defaults_lines(test)
+    files = learned_metadata(("gnn", "transformer", "ensemble"))
+    gnn_block = report.graph_lines(test, versions) + report.quantization_lines({k: files[k] for k in ("gnn", "transformer")})
+    gnn_block += report.ensemble_lines(test, versions["ensemble"], files["ensemble"]) + report.defaults_lines(test)
     held = report.table(test, "held-out families")
     accuracy = report.family_accuracy(test)
     lodo_tab = None

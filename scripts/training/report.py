@@ -58,11 +58,11 @@ def family_accuracy(test: pd.DataFrame, learned: str = "trees_ms") -> dict:
     return acc
 
 
-def _pct(x) -> str:
+def fmt_pct(x) -> str:
     return "n/a" if x is None or x != x else f"{x:.1%}"
 
 
-def _tau(x) -> str:
+def fmt_tau(x) -> str:
     return "n/a" if x is None or x != x else f"{x:.2f}"
 
 
@@ -72,8 +72,8 @@ def markdown(tab: pd.DataFrame, name: str = "trees") -> str:
     for r in tab.itertuples(index=False):
         d = r._asdict()
         lines.append(f"| {d['source']} | {d['split']} | {d['device']} | {d['precision']} | {d['rows']} | "
-                     f"{_pct(d['roofline_mape'])} | {_pct(d[name + '_mape'])} | {_pct(d[name + '_median'])} | "
-                     f"{_tau(d['roofline_tau'])} | {_tau(d[name + '_tau'])} |")
+                     f"{fmt_pct(d['roofline_mape'])} | {fmt_pct(d[name + '_mape'])} | {fmt_pct(d[name + '_median'])} | "
+                     f"{fmt_tau(d['roofline_tau'])} | {fmt_tau(d[name + '_tau'])} |")
     return "\n".join(lines)
 
 
@@ -93,8 +93,8 @@ def graph_lines(test: pd.DataFrame, versions: dict[str, str]) -> list[str]:
              "roofline tau | trees tau | GNN tau | transformer tau |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for (src, dev, prec), g in test.groupby(["source", "device_id", "precision"]):
-        m = [_pct(ape(g[c], g.latency_ms).mean()) for c in cols]
-        t = [_tau(mean_tau(g, c)) for c in cols]
+        m = [fmt_pct(ape(g[c], g.latency_ms).mean()) for c in cols]
+        t = [fmt_tau(mean_tau(g, c)) for c in cols]
         lines.append(f"| {src} | {dev} | {prec} | {len(g)} | " + " | ".join(m + t) + " |")
     return lines + [""]
 
@@ -117,7 +117,7 @@ def quantization_lines(files: dict[str, dict]) -> list[str]:
         shipped = meta.get(f"{name}.storage")
         for storage in [s for s in quantization.STORAGES if s in q]:
             v = q[storage]
-            lines.append(f"| {name} | {storage} | {v['bytes']} | " + " | ".join(_pct(v["mape"].get(s)) for s in sources) +
+            lines.append(f"| {name} | {storage} | {v['bytes']} | " + " | ".join(fmt_pct(v["mape"].get(s)) for s in sources) +
                          f" | {v['max_rel_diff_vs_f32']:.2%} | {'yes' if storage == shipped else ''} |")
     missing = sorted(set(files) - set(measured))
     for name, (meta, q) in sorted(measured.items()):
@@ -133,23 +133,27 @@ def quantization_lines(files: dict[str, dict]) -> list[str]:
     return lines + [""]
 
 
-def ensemble_lines(test: pd.DataFrame, version: str) -> list[str]:
+def ensemble_lines(test: pd.DataFrame, version: str, meta: dict | None = None) -> list[str]:
     """The ensemble beside its members on the same held-out rows (test has trees_ms, gnn_ms, ensemble_ms,
     band_lo / band_hi and ood): accuracy per device, the band's coverage per source, and the error of rows
     flagged out of distribution against the rest."""
     lines = [f"### The ensemble ({version}), same held-out rows", "",
-             "The roofline, the trees, the GNN and the transformer combined in log space with weights fitted per group (a device "
-             "family with rows enough, else GPUs / CPUs) on out-of-fold predictions of the train families, never on "
-             "these rows (the roofline's weight only on rows its constants were not fitted on); with an 80% band and an "
-             "out-of-distribution flag (`scripts/training/ensemble.py`; `--predictor ensemble`). Where a device "
-             "family has no held-out rows it predicts nothing of its own: the row is the roofline's, flagged.", "",
+             f"The roofline and the learned members its file names ({members_text(meta)}) combined in log space with "
+             "weights fitted per group (a device family with rows enough, else GPUs / CPUs) on out-of-fold predictions "
+             "of the train families, never on these rows (the roofline's weight only on rows its constants were not "
+             "fitted on; a learned member whose weight is at most one grid step everywhere is left out); with an 80% "
+             "band and an out-of-distribution flag from the distance of the model's "
+             f"{'kernel-sequence (transformer)' if (meta or {}).get('ood.embedding') == 'sequence' else 'graph (GNN)'} "
+             "embedding to the training models', that embedding chosen on the out-of-fold rows "
+             "(`scripts/training/ensemble.py`; `--predictor ensemble`). Where a device family has no held-out rows it "
+             "predicts nothing of its own: the row is the roofline's, flagged.", "",
              "| source | device | precision | rows | roofline MAPE | trees MAPE | GNN MAPE | transformer MAPE | "
              "ensemble MAPE | ensemble tau |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     cols = ("roofline_ms", "trees_ms", "gnn_ms", "transformer_ms", "ensemble_ms")
     for (src, dev, prec), g in test.groupby(["source", "device_id", "precision"]):
         m = {c: ape(g[c], g.latency_ms).mean() for c in cols}
-        lines.append(f"| {src} | {dev} | {prec} | {len(g)} | " + " | ".join(_pct(m[c]) for c in cols) +
-                     f" | {_tau(mean_tau(g, 'ensemble_ms'))} |")
+        lines.append(f"| {src} | {dev} | {prec} | {len(g)} | " + " | ".join(fmt_pct(m[c]) for c in cols) +
+                     f" | {fmt_tau(mean_tau(g, 'ensemble_ms'))} |")
     lines += ["", "Band and out-of-distribution flag, per source (an 80% band should hold about 80% of the rows; "
               "the band is doubled on flagged rows):", "",
               "| source | rows | inside the band | median band (high / low) | flagged | MAPE flagged | MAPE not flagged |",
@@ -158,9 +162,9 @@ def ensemble_lines(test: pd.DataFrame, version: str) -> list[str]:
         inside = ((g.latency_ms >= g.band_lo) & (g.latency_ms <= g.band_hi)).mean()
         e = ape(g.ensemble_ms, g.latency_ms)
         flag = g.ood.to_numpy(bool)
-        lines.append(f"| {src} | {len(g)} | {_pct(inside)} | {np.median(g.band_hi / g.band_lo):.2f}x | "
-                     f"{_pct(flag.mean())} | {_pct(e[flag].mean() if flag.any() else None)} | "
-                     f"{_pct(e[~flag].mean() if (~flag).any() else None)} |")
+        lines.append(f"| {src} | {len(g)} | {fmt_pct(inside)} | {np.median(g.band_hi / g.band_lo):.2f}x | "
+                     f"{fmt_pct(flag.mean())} | {fmt_pct(e[flag].mean() if flag.any() else None)} | "
+                     f"{fmt_pct(e[~flag].mean() if (~flag).any() else None)} |")
     return lines + [""] + ensemble_aims(test)
 
 
@@ -177,8 +181,13 @@ def ensemble_aims(test: pd.DataFrame) -> list[str]:
     lines = ["Issue 12's aims for the ensemble:", "", "| aim | ensemble (worst device) | met |", "|---|---:|---|"]
     for title, v, bound, kind in rows:
         met = v is not None and (v <= bound if kind == "max" else v >= bound)
-        lines.append(f"| {title} | {(_pct if kind == 'max' else _tau)(v)} | {'yes' if met else 'no'} |")
+        lines.append(f"| {title} | {(fmt_pct if kind == 'max' else fmt_tau)(v)} | {'yes' if met else 'no'} |")
     return lines + [""]
+
+
+def members_text(meta: dict | None) -> str:
+    members = list((meta or {}).get("ensemble.members", []))[1:]
+    return ", ".join(members) if members else "trees, GNN"
 
 
 def defaults_lines(test: pd.DataFrame) -> list[str]:
@@ -194,7 +203,7 @@ def defaults_lines(test: pd.DataFrame) -> list[str]:
         m = {k: ape(g[c], g.latency_ms).mean() for k, c in cols.items()}
         ok = {k: v for k, v in m.items() if v < r and len(g) >= MIN_ROWS_DEFAULT}
         pick = min(ok, key=ok.get) if ok else "roofline"
-        lines.append(f"| {fam} | {len(g)} | {_pct(r)} | " + " | ".join(_pct(m[k]) for k in cols) + f" | {pick} |")
+        lines.append(f"| {fam} | {len(g)} | {fmt_pct(r)} | " + " | ".join(fmt_pct(m[k]) for k in cols) + f" | {pick} |")
     return lines + ["", "A device family without held-out rows (hopper, volta, ...) gets the roofline, and so does a row "
                     "the chosen predictor would predict out of distribution. The choice is made on these same held-out "
                     "rows (as the files record them), so where two predictors are close the chosen one's figure is a "
@@ -212,7 +221,7 @@ def section(held: pd.DataFrame, lodo: pd.DataFrame | None, accuracy: dict, schem
              "### The trees against the roofline per device family (held-out rows)", "",
              "| family | rows | roofline MAPE | trees MAPE | trees beat the roofline |", "|---|---:|---:|---:|---|"]
     for fam, a in sorted(accuracy.items()):
-        lines.append(f"| {fam} | {a['rows']} | {_pct(a['roofline_mape'])} | {_pct(a['mape'])} | "
+        lines.append(f"| {fam} | {a['rows']} | {fmt_pct(a['roofline_mape'])} | {fmt_pct(a['mape'])} | "
                      f"{'yes' if a['beats'] else 'no'} |")
     lines += ["", f"A learned predictor may be a family's default only where it beats the roofline on at least "
               f"{MIN_ROWS_DEFAULT} held-out rows; which one `--predictor auto` takes is in the last table of this "
@@ -248,7 +257,7 @@ def aims(held: pd.DataFrame, lodo: pd.DataFrame | None) -> list[str]:
         worst = rows[col].max() if kind == "max" else rows[col].min()
         ref = rows[base].max() if kind == "max" else rows[base].min()
         met = worst <= bound if kind == "max" else worst >= bound
-        fmt = _pct if col.endswith("mape") else _tau
+        fmt = fmt_pct if col.endswith("mape") else fmt_tau
         lines.append(f"| {title} | {fmt(worst)} | {fmt(ref)} | {'yes' if met else 'no'} |")
     return lines + [""]
 
