@@ -88,7 +88,8 @@ def graph_lines(test: pd.DataFrame, versions: dict[str, str]) -> list[str]:
              "runs, in order, after its fusion (`kernel_sequence.h`, `scripts/training/transformer.py`; attention "
              "within windows of consecutive kernels, each distinct window encoded once). Recipes are in the files' "
              "metadata; `--predictor gnn` / `transformer`, and `auto`'s choice where one's held-out error is the "
-             "lowest (last table). Leave one device out is not computed for them (a retrain per device).", "",
+             "lowest (last table). Leave one device out needs a retrain per device: `scripts/training/lodo.py` writes "
+             "[lodo-networks.md](lodo-networks.md) with the devices measured so far.", "",
              "| source | device | precision | rows | roofline MAPE | trees MAPE | GNN MAPE | transformer MAPE | "
              "roofline tau | trees tau | GNN tau | transformer tau |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
