@@ -6,6 +6,7 @@
 
 #include "perfcard/error.h"
 #include "perfcard/features.h"
+#include "perfcard/operator_graph.h"
 
 namespace perfcard {
 

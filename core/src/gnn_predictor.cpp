@@ -16,10 +16,8 @@ using nn::OwnedMatrix;
 
 struct GnnModel::Weights {
   std::size_t hidden = 0, node_features = 0;
-  std::optional<OpEmbeddings> emb;
+  std::optional<InputLayer> input;
   std::optional<CorrectionHead> head;
-  std::vector<float> node_mean, node_std, in_b;
-  std::unique_ptr<OwnedMatrix> in_w;
   struct Layer {
     std::unique_ptr<OwnedMatrix> self_w, pred_w, succ_w;
     std::vector<float> self_b;
@@ -29,15 +27,9 @@ struct GnnModel::Weights {
 
 GnnModel::GnnModel(const WeightsFile& f) : w_(std::make_unique<Weights>()) {
   Weights& w = *w_;
-  w.emb.emplace(f);
   w.node_features = node_feature_schema().size();
-  w.node_mean = weight_values(f, "node.mean", std::int64_t(w.node_features));
-  w.node_std = weight_values(f, "node.std", std::int64_t(w.node_features));
-  require_positive(w.node_std, "node.std");
-  w.in_b = weight_values(f, "in.b");
-  w.hidden = w.in_b.size();
-  w.in_w = std::make_unique<OwnedMatrix>(f, "in.w", std::int64_t(w.hidden), -1);
-  require_columns(w.in_w->m, w.emb->width() + w.node_features);
+  w.input.emplace(f, "node", w.node_features);
+  w.hidden = w.input->width();
   const std::int64_t layers = f.get_int("gnn.layers");
   if (layers < 0 || layers > 16) throw data_error("gnn.layers is " + std::to_string(layers) + "; expected 0..16");
   const auto H = std::int64_t(w.hidden);
@@ -57,7 +49,7 @@ GnnModel::~GnnModel() = default;
 GnnModel::GnnModel(GnnModel&&) noexcept = default;
 GnnModel& GnnModel::operator=(GnnModel&&) noexcept = default;
 std::size_t GnnModel::layers() const { return w_->layers.size(); }
-nn::Storage GnnModel::storage() const { return w_->in_w->m.storage(); }
+nn::Storage GnnModel::storage() const { return w_->input->storage(); }
 
 nn::Tensor2 GnnModel::embed(const OperatorGraph& g, nn::Path path) const {
   const Weights& w = *w_;
@@ -65,15 +57,7 @@ nn::Tensor2 GnnModel::embed(const OperatorGraph& g, nn::Path path) const {
       g.op_class.size() != g.nodes || g.edge_src.size() != g.edge_dst.size())
     throw data_error("the operator graph's arrays do not match its node count and the node feature schema");
   const std::size_t n = std::max<std::size_t>(g.nodes, 1);  // an empty graph embeds one zero node
-  nn::Tensor2 x0(n, w.in_w->m.cols());
-  for (std::size_t i = 0; i < g.nodes; ++i) {
-    auto r = x0.row(i);
-    w.emb->write(g.op[i], g.op_class[i], r, "operator graph node", i);
-    const std::size_t at = w.emb->width();
-    for (std::size_t k = 0; k < w.node_features; ++k)
-      r[at + k] = (g.x[i * g.features + k] - w.node_mean[k]) / w.node_std[k];
-  }
-  nn::Tensor2 h = nn::linear(x0, w.in_w->m, w.in_b, path);
+  nn::Tensor2 h = w.input->project(g.op, g.op_class, g.x, 0, g.nodes, n, "operator graph node", path);
   nn::relu(h.values());
   for (const auto& L : w.layers) {
     // Mean of the producers' states at each consumer, and of the consumers' states at each producer.
@@ -125,16 +109,14 @@ void GnnPredictor::embed_into(LearnedPrepared& p) const {
 }
 
 double GnnPredictor::correction(const LearnedPrepared& p, std::span<const float> row) const {
-  if (p.graph_embedding.size() == 0) throw internal_error("the GNN was asked to predict on a state it did not embed");
-  return domain_.held(model_.head(p.graph_embedding, row));
+  return domain_.held(model_.head(embedded(p.graph_embedding, "GNN"), row));
 }
 
 PredictorOutput GnnPredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
   const LearnedPrepared& p = as_learned_prepared(prepared, "gnn");
-  if (p.graph_embedding.size() == 0) throw internal_error("the GNN was asked to predict on a state it did not embed");
-  return network_prediction(*roofline_, domain_, p, q,
-                            [&](std::span<const float> row) { return model_.head(p.graph_embedding, row); }, name(),
-                            version_, "the GNN");
+  const nn::Tensor2& e = embedded(p.graph_embedding, "GNN");
+  return network_prediction(*roofline_, domain_, p, q, [&](std::span<const float> row) { return model_.head(e, row); },
+                            name(), version_, "the GNN");
 }
 
 }  // namespace perfcard

@@ -18,6 +18,12 @@ void require_positive(const std::vector<float>& v, std::string_view name) {
     if (!(s > 0)) throw data_error(std::string(name) + " has a value that is not > 0");
 }
 
+const nn::Tensor2& embedded(const nn::Tensor2& e, std::string_view network) {
+  if (e.size() == 0)
+    throw internal_error("the " + std::string(network) + " was asked to predict on a state it did not embed");
+  return e;
+}
+
 void require_columns(const nn::Matrix& m, std::size_t used) {
   if (m.cols() < used)
     throw data_error(m.describe() + " has " + std::to_string(m.cols()) + " input columns; its input has " +
@@ -49,6 +55,33 @@ void OpEmbeddings::write(std::int32_t op, std::int32_t cls, std::span<float> out
   std::copy_n(op_.begin() + std::ptrdiff_t(std::size_t(op) * op_dim_), op_dim_, out.begin());
   std::copy_n(class_.begin() + std::ptrdiff_t(std::size_t(cls) * class_dim_), class_dim_,
               out.begin() + std::ptrdiff_t(op_dim_));
+}
+
+InputLayer::InputLayer(const WeightsFile& f, std::string_view stats, std::size_t features)
+    : emb_(f), features_(features) {
+  const std::string p(stats);
+  mean_ = weight_values(f, p + ".mean", std::int64_t(features_));
+  std_ = weight_values(f, p + ".std", std::int64_t(features_));
+  require_positive(std_, p + ".std");
+  in_b_ = weight_values(f, "in.b");
+  in_w_ = std::make_unique<nn::OwnedMatrix>(f, "in.w", std::int64_t(in_b_.size()), -1);
+  require_columns(in_w_->m, emb_.width() + features_);
+}
+
+nn::Tensor2 InputLayer::project(std::span<const std::int32_t> op, std::span<const std::int32_t> cls,
+                                std::span<const float> x, std::size_t lo, std::size_t hi, std::size_t rows,
+                                std::string_view what, nn::Path path) const {
+  if (hi < lo || rows < hi - lo || hi > op.size() || hi > cls.size() || hi * features_ > x.size())
+    throw internal_error("InputLayer::project: items [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                         ") do not fit the arrays or " + std::to_string(rows) + " rows");
+  nn::Tensor2 x0(rows, in_w_->m.cols());
+  const std::size_t at = emb_.width();
+  for (std::size_t i = lo; i < hi; ++i) {
+    auto r = x0.row(i - lo);
+    emb_.write(op[i], cls[i], r, what, i);
+    for (std::size_t k = 0; k < features_; ++k) r[at + k] = (x[i * features_ + k] - mean_[k]) / std_[k];
+  }
+  return nn::linear(x0, in_w_->m, in_b_, path);
 }
 
 CorrectionHead::CorrectionHead(const WeightsFile& f, std::size_t embedding)

@@ -20,10 +20,9 @@ using nn::OwnedMatrix;
 
 struct TransformerModel::Weights {
   std::size_t width = 0, kernel_features = 0, window = 0;
-  std::optional<OpEmbeddings> emb;
+  std::optional<InputLayer> input;
   std::optional<CorrectionHead> head;
-  std::vector<float> kernel_mean, kernel_std, in_b, pos, out_g, out_b;
-  std::unique_ptr<OwnedMatrix> in_w;
+  std::vector<float> pos, out_g, out_b;
   struct Block {
     std::vector<float> ln1_g, ln1_b, ln2_g, ln2_b, bq, bk, bv, bo, ff1_b, ff2_b;
     std::unique_ptr<OwnedMatrix> wq, wk, wv, wo, ff1_w, ff2_w;
@@ -34,17 +33,11 @@ struct TransformerModel::Weights {
 
 TransformerModel::TransformerModel(const WeightsFile& f) : w_(std::make_unique<Weights>()) {
   Weights& w = *w_;
-  w.emb.emplace(f);
   w.kernel_features = kernel_feature_schema().size();
-  w.kernel_mean = weight_values(f, "kernel.mean", std::int64_t(w.kernel_features));
-  w.kernel_std = weight_values(f, "kernel.std", std::int64_t(w.kernel_features));
-  require_positive(w.kernel_std, "kernel.std");
-  w.in_b = weight_values(f, "in.b");
-  w.width = w.in_b.size();
+  w.input.emplace(f, "kernel", w.kernel_features);
+  w.width = w.input->width();
   const auto D = std::int64_t(w.width);
   if (D == 0) throw data_error("in.b is empty: the transformer has no width");
-  w.in_w = std::make_unique<OwnedMatrix>(f, "in.w", D, -1);
-  require_columns(w.in_w->m, w.emb->width() + w.kernel_features);
   const std::int64_t window = f.get_int("transformer.window");
   if (window < 1 || window > 4096) throw data_error("transformer.window is " + std::to_string(window) + "; expected 1..4096");
   w.window = std::size_t(window);
@@ -86,7 +79,7 @@ TransformerModel::~TransformerModel() = default;
 TransformerModel::TransformerModel(TransformerModel&&) noexcept = default;
 TransformerModel& TransformerModel::operator=(TransformerModel&&) noexcept = default;
 std::size_t TransformerModel::window() const { return w_->window; }
-nn::Storage TransformerModel::storage() const { return w_->in_w->m.storage(); }
+nn::Storage TransformerModel::storage() const { return w_->input->storage(); }
 
 namespace {
 
@@ -126,16 +119,7 @@ nn::Tensor2 TransformerModel::embed(const KernelSequence& s, nn::Path path) cons
   // One window: its kernels' states after the last block, summed and maxed over the kernels.
   auto encode = [&](std::size_t lo, std::size_t hi, std::span<double> sum, std::span<float> max) {
     const std::size_t t = hi - lo;
-    nn::Tensor2 x0(t, w.in_w->m.cols());
-    for (std::size_t j = 0; j < t; ++j) {
-      const std::size_t i = lo + j;
-      auto r = x0.row(j);
-      w.emb->write(s.op[i], s.op_class[i], r, "kernel", i);
-      const std::size_t at = w.emb->width();
-      for (std::size_t k = 0; k < w.kernel_features; ++k)
-        r[at + k] = (s.x[i * s.features + k] - w.kernel_mean[k]) / w.kernel_std[k];
-    }
-    nn::Tensor2 h = nn::linear(x0, w.in_w->m, w.in_b, path);
+    nn::Tensor2 h = w.input->project(s.op, s.op_class, s.x, lo, hi, t, "kernel", path);
     for (std::size_t j = 0; j < t; ++j)
       for (std::size_t c = 0; c < D; ++c) h(j, c) += w.pos[j * D + c];
     for (const auto& b : w.blocks) {
@@ -213,17 +197,13 @@ void TransformerPredictor::embed_into(LearnedPrepared& p) const {
 }
 
 double TransformerPredictor::correction(const LearnedPrepared& p, std::span<const float> row) const {
-  if (p.sequence_embedding.size() == 0)
-    throw internal_error("the transformer was asked to predict on a state it did not embed");
-  return domain_.held(model_.head(p.sequence_embedding, row));
+  return domain_.held(model_.head(embedded(p.sequence_embedding, "transformer"), row));
 }
 
 PredictorOutput TransformerPredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
   const LearnedPrepared& p = as_learned_prepared(prepared, "transformer");
-  if (p.sequence_embedding.size() == 0)
-    throw internal_error("the transformer was asked to predict on a state it did not embed");
-  return network_prediction(*roofline_, domain_, p, q,
-                            [&](std::span<const float> row) { return model_.head(p.sequence_embedding, row); },
+  const nn::Tensor2& e = embedded(p.sequence_embedding, "transformer");
+  return network_prediction(*roofline_, domain_, p, q, [&](std::span<const float> row) { return model_.head(e, row); },
                             name(), version_, "the transformer");
 }
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fstream>
@@ -280,18 +281,17 @@ int run_eval(const std::vector<std::string>& args) {
         for (float v : f) row.push_back(std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v));
         out["features"] = std::move(row);
       }
-      if (q.value("embedding", false)) {
-        const auto* g = dynamic_cast<const perfcard::LearnedPrepared*>(prep.get());
-        if (!g || g->graph_embedding.size() == 0)
-          throw perfcard::option_error("\"embedding\" needs a predictor that embeds the graph (gnn, ensemble)");
-        out["embedding"] = std::vector<float>(g->graph_embedding.values().begin(), g->graph_embedding.values().end());
-      }
-      if (q.value("sequence_embedding", false)) {
-        const auto* g = dynamic_cast<const perfcard::LearnedPrepared*>(prep.get());
-        if (!g || g->sequence_embedding.size() == 0)
-          throw perfcard::option_error("\"sequence_embedding\" needs a predictor that embeds the kernel sequence (transformer, ensemble)");
-        out["sequence_embedding"] =
-            std::vector<float>(g->sequence_embedding.values().begin(), g->sequence_embedding.values().end());
+      // The embeddings a prepared state holds: the GNN's graph embedding, the transformer's sequence one.
+      const auto* learned = dynamic_cast<const perfcard::LearnedPrepared*>(prep.get());
+      for (const auto& [field, e, reader] :
+           {std::tuple{"embedding", learned ? &learned->graph_embedding : nullptr, "the graph (gnn)"},
+            std::tuple{"sequence_embedding", learned ? &learned->sequence_embedding : nullptr,
+                       "the kernel sequence (transformer)"}}) {
+        if (!q.value(field, false)) continue;
+        if (!e || e->size() == 0)
+          throw perfcard::option_error("\"" + std::string(field) + "\" needs a predictor that embeds " + reader +
+                                       ", or an ensemble or auto that reads it");
+        out[field] = std::vector<float>(e->values().begin(), e->values().end());
       }
       if (q.value("graph", false)) {
         const perfcard::OperatorGraph og = perfcard::operator_graph(*m, *a, samples);

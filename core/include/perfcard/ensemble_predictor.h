@@ -20,11 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "perfcard/gnn_predictor.h"
 #include "perfcard/learned_prepared.h"
 #include "perfcard/roofline_predictor.h"
 #include "perfcard/training_domain.h"
-#include "perfcard/trees_predictor.h"
 #include "perfcard/weights_file.h"
 
 namespace perfcard {

@@ -1,6 +1,7 @@
-// The parts the GNN and the transformer share (their tensors are named alike in both files): the op and
-// class embeddings that open each node's or kernel's input vector, the head that reads a model's embedding
-// beside the whole-model feature row, and how a network's margin becomes a prediction.
+// The parts the GNN and the transformer share (their tensors are named alike in both files): the input layer
+// that opens each node's or kernel's state (op and class embeddings, normalized features, a projection), the
+// head that reads a model's embedding beside the whole-model feature row, and how a network's margin becomes
+// a prediction.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,27 @@ class OpEmbeddings {
   std::vector<float> op_, class_;
 };
 
+// h = in.w [emb.op[op] | emb.class[cls] | (x - <stats>.mean) / <stats>.std] + in.b, the input padded with
+// zeros to in.w's columns: the first layer of both networks, over the items (nodes, kernels) of a model.
+class InputLayer {
+ public:
+  // `stats`: the prefix of the normalizers ("node", "kernel"); `features`: numeric features per item.
+  InputLayer(const WeightsFile& file, std::string_view stats, std::size_t features);
+  std::size_t width() const { return in_b_.size(); }
+  nn::Storage storage() const { return in_w_->m.storage(); }
+  // Items [lo, hi) of parallel arrays (op and class ids, x with `features` values per item) projected:
+  // [rows, width()], rows >= hi - lo; rows past the items project an all-zero input (the bias alone).
+  // `what` names an item in the error an id outside the embeddings gets ("kernel" 12).
+  nn::Tensor2 project(std::span<const std::int32_t> op, std::span<const std::int32_t> cls, std::span<const float> x,
+                      std::size_t lo, std::size_t hi, std::size_t rows, std::string_view what, nn::Path path) const;
+
+ private:
+  OpEmbeddings emb_;
+  std::size_t features_ = 0;
+  std::vector<float> mean_, std_, in_b_;
+  std::unique_ptr<nn::OwnedMatrix> in_w_;
+};
+
 // margin = head.w2 relu(head.w1 [embedding | (row - row.mean) / row.std] + head.b1) + head.b2, a NaN feature
 // reading as the training mean.
 class CorrectionHead {
@@ -53,6 +75,9 @@ PredictorOutput network_prediction(const RooflinePredictor& roofline, const Trai
                                    const LearnedPrepared& p, const DeviceQuery& q,
                                    const std::function<double(std::span<const float>)>& margin,
                                    const std::string& name, const std::string& version, std::string_view network);
+
+// A state's embedding `e`, or Error(internal) when the network (`network`: "GNN") never filled it.
+const nn::Tensor2& embedded(const nn::Tensor2& e, std::string_view network);
 
 std::vector<float> weight_values(const WeightsFile& f, std::string_view name, std::int64_t n = -1);
 // Throws unless every value is > 0 (a standard deviation divides).
