@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import hashlib
-import json
 import os
 import pickle
 import sys
@@ -46,7 +45,7 @@ import pandas as pd
 
 from scripts import paths
 from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
-from scripts.training import gnn, report, rows as trows, transformer, trees
+from scripts.training import gnn, networks, report, rows as trows, transformer, trees
 from scripts.weights import pcwt
 
 OUT = os.path.join(paths.WEIGHTS, "ensemble.pcwt")
@@ -80,11 +79,6 @@ def fold_of(family: str, folds: int) -> int:
     return int(hashlib.sha1(f"ensemble-fold:{family}".encode()).hexdigest()[:8], 16) % folds
 
 
-def committed_recipe(path: str) -> dict:
-    with open(path, "rb") as f:
-        return json.loads(pcwt.read_bytes(f.read()).metadata["training.recipe"])
-
-
 def load(cache: str | None, help_sample: int):
     """The rows, the GNN's graphs and the transformer's sequences (with each row's index into them)."""
     got = ()
@@ -110,39 +104,31 @@ def load(cache: str | None, help_sample: int):
 
 # ------------------------------------------------------------------------------------------ out of fold
 
-def recipe_of(module) -> dict:
-    return dict(module.HYPER, **{k: v for k, v in committed_recipe(module.OUT).items() if k in module.HYPER})
-
-
 def out_of_fold(df: pd.DataFrame, graphs, sequences, folds: int, schema: dict, members=MEMBERS[1:]) -> pd.DataFrame:
     """The train rows with the log latency of each of `members` from models that never saw the row's family."""
     (graph_list, gid), (seq_list, sid) = graphs, sequences
     n_ops, n_cls = len(schema["ops"]) + 1, len(schema["op_classes"])
     if "transformer" in members:
-        tf_recipe = recipe_of(transformer)
+        tf_recipe = networks.recipe(transformer)
         win = transformer.Windows(seq_list, tf_recipe["window"], len(schema["sequence"]["kernel_features"]))
     train_idx = np.flatnonzero((df.split == "train").to_numpy())
     fold = np.array([fold_of(f, folds) for f in df.family.iloc[train_idx]])
     parts = []
     for k in range(folds):
         tr, va = train_idx[fold != k], train_idx[fold == k]
-        fit_rows, val_rows = df.iloc[tr].reset_index(drop=True), df.iloc[va].copy()
+        fit_rows, val_rows = df.iloc[tr], df.iloc[va].copy()
         lo, hi = trees.target(fit_rows).min(), trees.target(fit_rows).max()
         print(f"fold {k + 1}/{folds}: {len(tr)} rows fit, {len(va)} predicted", flush=True)
         base = np.log(val_rows.roofline_ms.to_numpy())
         val_rows["log_roofline"] = base
         if "trees" in members:
-            booster = trees.fit(fit_rows)
+            booster = trees.fit(fit_rows.reset_index(drop=True))
             val_rows["log_trees"] = base + np.clip(trees.margins(booster, val_rows), lo, hi)
         if "gnn" in members:
-            model, node_norm, row_norm = gnn.fit(fit_rows, graph_list, gid[tr], n_ops, n_cls, recipe_of(gnn))
-            model.eval()
-            m = gnn.predict(model, node_norm, row_norm, val_rows, graph_list, gid[va])
+            m = gnn.fit_predict(fit_rows, val_rows, graph_list, gid, n_ops, n_cls, networks.recipe(gnn))
             val_rows["log_gnn"] = base + np.clip(m, lo, hi)
         if "transformer" in members:
-            model, kernel_norm, row_norm = transformer.fit(fit_rows, win, sid[tr], n_ops, n_cls, tf_recipe)
-            model.eval()
-            m = transformer.predict(model, kernel_norm, row_norm, val_rows, win, sid[va])
+            m = transformer.fit_predict(fit_rows, val_rows, win, sid, n_ops, n_cls, tf_recipe)
             val_rows["log_transformer"] = base + np.clip(m, lo, hi)
         val_rows["fold"] = k
         parts.append(val_rows)
@@ -367,7 +353,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     schema = trows.schema()
-    help_sample = int(committed_recipe(trees.OUT)["help_sample"])
+    help_sample = int(networks.committed_recipe(trees.OUT)["help_sample"])
     df, graphs, sequences = load(args.cache, help_sample)
     train, test = df[df.split == "train"], df[df.split == "test"]
     print(f"{len(df)} rows ({len(train)} train, {len(test)} held out), {len(graphs[0])} graphs, "

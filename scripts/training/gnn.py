@@ -34,6 +34,7 @@ import pandas as pd
 from scripts import paths
 from scripts.roofline.perfcard_eval import run_queries
 from scripts.training import networks, quantization, rows as trows
+from scripts.training.networks import Norm
 from scripts.training.trees import git_commit, target, training_domain, weights_of
 from scripts.weights import pcwt
 
@@ -42,10 +43,6 @@ PARITY = os.path.join(paths.TEST_DATA, "gnn_parity.pcwt")
 PREDICTOR_VERSION = 1
 HYPER = {"hidden": 64, "op_embedding": 16, "class_embedding": 4, "layers": 3, "head_hidden": 64, "epochs": 40,
          "graphs_per_step": 32, "lr": 2e-3, "weight_decay": 1e-4, "loss": "weighted L1 on the log ratio"}
-
-
-def pad32(n: int) -> int:
-    return (n + 31) // 32 * 32
 
 
 # ------------------------------------------------------------------------------------------------ data
@@ -64,19 +61,6 @@ def graphs_for(df: pd.DataFrame) -> tuple[list[dict], np.ndarray]:
                        "src": np.array(g["src"], np.int64), "dst": np.array(g["dst"], np.int64),
                        "schema_hash": g["schema_hash"]})
     return graphs, np.array([index[m] for m in df.model], np.int64)
-
-
-class Norm:
-    """Per-column mean and std of the training rows (NaN ignored; std 1 where a column is constant)."""
-
-    def __init__(self, x: np.ndarray):
-        with np.errstate(all="ignore"):
-            self.mean = np.nan_to_num(np.nanmean(x, axis=0)).astype(np.float32)
-            sd = np.nan_to_num(np.nanstd(x, axis=0))
-        self.std = np.where(sd > 1e-6, sd, 1.0).astype(np.float32)
-
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        return np.nan_to_num((x - self.mean) / self.std, nan=0.0).astype(np.float32)
 
 
 # ----------------------------------------------------------------------------------------------- model
@@ -180,6 +164,15 @@ def fit(df: pd.DataFrame, graphs: list[dict], gid: np.ndarray, n_ops: int, n_cls
     return model, node_norm, row_norm
 
 
+def fit_predict(train: pd.DataFrame, held: pd.DataFrame, graphs, gid: np.ndarray, n_ops: int, n_cls: int,
+                h: dict = HYPER) -> np.ndarray:
+    """The margins of the rows `held` from a GNN fitted on the rows `train` (both indexed as `gid` is: by
+    position in the frame the graphs were made for)."""
+    model, node_norm, row_norm = fit(train.reset_index(drop=True), graphs, gid[train.index.to_numpy()], n_ops, n_cls, h)
+    model.eval()
+    return predict(model, node_norm, row_norm, held, graphs, gid[held.index.to_numpy()])
+
+
 def predict(model, node_norm: Norm, row_norm: Norm, df: pd.DataFrame, graphs, gid) -> np.ndarray:
     import torch
     out = np.zeros(len(df), np.float32)
@@ -200,12 +193,7 @@ def predict(model, node_norm: Norm, row_norm: Norm, df: pd.DataFrame, graphs, gi
 
 def weight_tensors(model, node_norm: Norm, row_norm: Norm, storage: str) -> dict:
     """The model's tensors as the weights file holds them; matrices padded to 32 columns, in `storage`."""
-    def mat(t):
-        a = t.detach().numpy().astype(np.float32)
-        padded = np.zeros((a.shape[0], pad32(a.shape[1])), np.float32)
-        padded[:, :a.shape[1]] = a
-        return {"q8_0": pcwt.Q8_0, "f16": lambda v: v.astype(np.float16), "f32": lambda v: v}[storage](padded)
-
+    mat = lambda t: networks.stored_matrix(t, storage)
     vec = lambda t: t.detach().numpy().astype(np.float32)
     out = {"emb.op": vec(model.emb_op.weight), "emb.class": vec(model.emb_cls.weight),
            "node.mean": node_norm.mean, "node.std": node_norm.std, "row.mean": row_norm.mean, "row.std": row_norm.std,
@@ -260,13 +248,6 @@ def export(model, node_norm, row_norm, train: pd.DataFrame, accuracy: dict, sche
     return pcwt.write_bytes(meta, tensors)
 
 
-def stored_weights(path: str = OUT) -> dict:
-    """The tensors of a written GNN file as float32, read back the way the core reads them."""
-    with open(path, "rb") as f:
-        w = pcwt.read_bytes(f.read())
-    return {k: t.to_f32() for k, t in w.tensors.items()}
-
-
 def write_parity(test: pd.DataFrame, graphs, gid, schema: dict, limit: int = 24) -> int:
     """A per-source sample of held-out rows: their graphs (concatenated, with offsets), feature rows and the
     numpy reference margin on the weights as written to weights/gnn.pcwt."""
@@ -274,7 +255,7 @@ def write_parity(test: pd.DataFrame, graphs, gid, schema: dict, limit: int = 24)
     take = networks.parity_sample(test, np.array([len(graphs[g]["op"]) for g in gid[test.index.to_numpy()]]), 600,
                                   limit)
     tgid = gid[take.index.to_numpy()]
-    w = stored_weights()
+    w = networks.stored_weights(OUT)
     rowsx = trows.feature_matrix(take)
     ref = np.array([reference_forward(w, HYPER["layers"], graphs[g], r) for g, r in zip(tgid, rowsx)], np.float32)
     ops, cls, xs, src, dst, nptr, eptr = [], [], [], [], [], [0], [0]

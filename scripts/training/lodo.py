@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import sys
 
@@ -20,7 +19,6 @@ import pandas as pd
 
 from scripts import paths
 from scripts.training import gnn, networks, report, transformer, trees
-from scripts.weights import pcwt
 
 DOC = os.path.join(paths.DOCS, "lodo-networks.md")
 
@@ -28,21 +26,13 @@ DOC = os.path.join(paths.DOCS, "lodo-networks.md")
 def fitter(name: str, df: pd.DataFrame, schema: dict, n_ops: int, n_cls: int):
     """fit_predict(train, held) -> margins of `held`, for the network `name` with its committed recipe."""
     if name == "transformer":
+        h = networks.recipe(transformer)
         seqs, sid = transformer.sequences_for(df)
-        win = transformer.Windows(seqs, transformer.HYPER["window"], len(schema["sequence"]["kernel_features"]))
-
-        def fit_predict(train, held):
-            model, kn, rn = transformer.fit(train.reset_index(drop=True), win, sid[train.index.to_numpy()], n_ops, n_cls)
-            model.eval()
-            return transformer.predict(model, kn, rn, held, win, sid[held.index.to_numpy()])
-        return fit_predict
+        win = transformer.Windows(seqs, h["window"], len(schema["sequence"]["kernel_features"]))
+        return lambda train, held: transformer.fit_predict(train, held, win, sid, n_ops, n_cls, h)
+    h = networks.recipe(gnn)
     graphs, gid = gnn.graphs_for(df)
-
-    def fit_predict(train, held):
-        model, nn_, rn = gnn.fit(train.reset_index(drop=True), graphs, gid[train.index.to_numpy()], n_ops, n_cls)
-        model.eval()
-        return gnn.predict(model, nn_, rn, held, graphs, gid[held.index.to_numpy()])
-    return fit_predict
+    return lambda train, held: gnn.fit_predict(train, held, graphs, gid, n_ops, n_cls, h)
 
 
 def document(name: str, tab: pd.DataFrame, pending: list[str]) -> str:
@@ -72,24 +62,20 @@ def main(argv=None) -> int:
     ap.add_argument("--devices", help="comma-separated catalog ids (default: every device with rows)")
     ap.add_argument("--write", action="store_true", help=f"write {os.path.relpath(DOC, paths.ROOT)} after each device")
     args = ap.parse_args(argv)
-    hyper = (transformer if args.predictor == "transformer" else gnn).HYPER
-    with open(os.path.join(paths.WEIGHTS, f"{args.predictor}.pcwt"), "rb") as f:
-        recipe = json.loads(pcwt.read_bytes(f.read()).metadata["training.recipe"])
-    hyper.update({k: v for k, v in recipe.items() if k in hyper})
-    schema, n_ops, n_cls, df = networks.rows(int(recipe["help_sample"]))
+    module = transformer if args.predictor == "transformer" else gnn
+    schema, n_ops, n_cls, df = networks.rows(int(networks.committed_recipe(module.OUT)["help_sample"]))
     devices = args.devices.split(",") if args.devices else sorted(df.device_id.unique())
     fit_predict = fitter(args.predictor, df, schema, n_ops, n_cls)
     col = f"{args.predictor}_ms"
     done = []
     for dev in devices:
-        train = df[(df.device_id != dev) & (df.split == "train")]
-        held = df[df.device_id == dev].copy()
-        if len(held) == 0 or len(train) == 0:
+        held = trees.lodo(df, [dev])  # the device's rows with the trees' leave-one-device-out prediction
+        if len(held) == 0:
             continue
+        train = df[(df.device_id != dev) & (df.split == "train")]  # the rows trees.lodo fitted on
         print(f"{dev}: {len(train)} rows fit, {len(held)} predicted", flush=True)
         lo, hi = trees.target(train).min(), trees.target(train).max()
         held[col] = held.roofline_ms * np.exp(np.clip(fit_predict(train, held), lo, hi))
-        held["trees_ms"] = held.roofline_ms * np.exp(trees.margins(trees.fit(train), held))
         done.append(held)
         rows = pd.concat(done)
         tab = report.table(rows, "leave one device out", learned=col, name=args.predictor).merge(

@@ -1,5 +1,6 @@
 """What the training scripts of the networks (gnn.py, transformer.py) share around their own model: the
-command line, the rows, the held-out report, and writing the shipped file with its measured storage cost."""
+command line, the rows, the normalizers, the matrices as a weights file stores them, the committed recipe, the
+held-out report, the parity fixture's sample, and writing the shipped file with its measured storage cost."""
 from __future__ import annotations
 
 import argparse
@@ -13,6 +14,50 @@ from scripts.roofline.perfcard_eval import refresh_manifest
 from scripts.training import quantization, report, rows as trows
 from scripts.training.trees import git_commit, target
 from scripts.weights import pcwt
+
+
+class Norm:
+    """Per-column mean and std of the training rows (NaN ignored; std 1 where a column is constant)."""
+
+    def __init__(self, x: np.ndarray):
+        with np.errstate(all="ignore"):
+            self.mean = np.nan_to_num(np.nanmean(x, axis=0)).astype(np.float32)
+            sd = np.nan_to_num(np.nanstd(x, axis=0))
+        self.std = np.where(sd > 1e-6, sd, 1.0).astype(np.float32)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return np.nan_to_num((x - self.mean) / self.std, nan=0.0).astype(np.float32)
+
+
+def pad32(n: int) -> int:
+    return (n + 31) // 32 * 32
+
+
+def stored_matrix(t, storage: str):
+    """A torch weight [out, in] as the file holds it: `in` padded with zero columns to a multiple of 32 (so any
+    storage can hold it), in `storage` (f32, f16 or q8_0)."""
+    a = t.detach().numpy().astype(np.float32)
+    padded = np.zeros((a.shape[0], pad32(a.shape[1])), np.float32)
+    padded[:, :a.shape[1]] = a
+    return {"q8_0": pcwt.Q8_0, "f16": lambda v: v.astype(np.float16), "f32": lambda v: v}[storage](padded)
+
+
+def stored_weights(path: str) -> dict:
+    """The tensors of a written file as float32, read back the way the core reads them."""
+    with open(path, "rb") as f:
+        w = pcwt.read_bytes(f.read())
+    return {k: t.to_f32() for k, t in w.tensors.items()}
+
+
+def committed_recipe(path: str) -> dict:
+    """The training recipe a committed weights file records."""
+    with open(path, "rb") as f:
+        return json.loads(pcwt.read_bytes(f.read()).metadata["training.recipe"])
+
+
+def recipe(module) -> dict:
+    """A network module's hyper-parameters as its committed file (module.OUT) was trained with them."""
+    return dict(module.HYPER, **{k: v for k, v in committed_recipe(module.OUT).items() if k in module.HYPER})
 
 
 def arguments(doc: str, name: str, hyper: dict, argv=None) -> argparse.Namespace:

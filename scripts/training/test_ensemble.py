@@ -3,6 +3,7 @@ members of another version are refused (a member retrained without refitting the
 import json
 import os
 import subprocess
+import tempfile
 import unittest
 
 import numpy as np
@@ -67,6 +68,24 @@ class CommittedFile(unittest.TestCase):
                                     "device": "rtx4090", "precision": "fp16", "predictor": "ensemble"}) + "\n")
             r = subprocess.run([cli(), "eval", q, "--weights", tmp], capture_output=True, text=True, check=True)
         return r.stderr, json.loads(r.stdout)
+
+    def test_eval_gives_an_embedding_only_from_a_predictor_that_computed_it(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            q = os.path.join(tmp, "q.jsonl")
+            model = os.path.join(paths.ROOT, "public", "examples", "resnet50.onnx")
+            with open(q, "w") as f:
+                for predictor, field in (("gnn", "embedding"), ("transformer", "sequence_embedding"),
+                                         ("trees", "embedding"), ("trees", "sequence_embedding")):
+                    f.write(json.dumps({"model": model, "device": "rtx4090", "precision": "fp16",
+                                        "predictor": predictor, field: True}) + "\n")
+            r = subprocess.run([cli(), "eval", q, "--weights", paths.WEIGHTS], capture_output=True, text=True, check=True)
+        gnn, tf, trees_graph, trees_seq = [json.loads(line) for line in r.stdout.splitlines()]
+        self.assertEqual(len(gnn["embedding"]), 128)
+        self.assertEqual(len(tf["sequence_embedding"]), 64)
+        self.assertEqual(trees_graph["error"], '"embedding" needs a predictor that embeds the graph (gnn), or an '
+                                               'ensemble or auto that reads it')
+        self.assertEqual(trees_seq["error"], '"sequence_embedding" needs a predictor that embeds the kernel sequence '
+                                             '(transformer), or an ensemble or auto that reads it')
 
     def test_the_file_chooses_the_embedding_that_places_a_model(self):
         with open(ensemble.OUT, "rb") as f:

@@ -40,7 +40,7 @@ import pandas as pd
 from scripts import paths
 from scripts.roofline.perfcard_eval import run_queries
 from scripts.training import networks, quantization, rows as trows
-from scripts.training.gnn import Norm, pad32
+from scripts.training.networks import Norm
 from scripts.training.trees import git_commit, target, training_domain, weights_of
 from scripts.weights import pcwt
 
@@ -217,6 +217,15 @@ def fit(df: pd.DataFrame, win: Windows, sid: np.ndarray, n_ops: int, n_cls: int,
     return model, kernel_norm, row_norm
 
 
+def fit_predict(train: pd.DataFrame, held: pd.DataFrame, win: Windows, sid: np.ndarray, n_ops: int, n_cls: int,
+                h: dict = HYPER) -> np.ndarray:
+    """The margins of the rows `held` from a transformer fitted on the rows `train` (both indexed as `sid` is:
+    by position in the frame the sequences were made for)."""
+    model, kernel_norm, row_norm = fit(train.reset_index(drop=True), win, sid[train.index.to_numpy()], n_ops, n_cls, h)
+    model.eval()
+    return predict(model, kernel_norm, row_norm, held, win, sid[held.index.to_numpy()])
+
+
 def predict(model, kernel_norm: Norm, row_norm: Norm, df: pd.DataFrame, win: Windows, sid: np.ndarray) -> np.ndarray:
     import torch
     rows = torch.from_numpy(row_norm(trows.feature_matrix(df)))
@@ -234,12 +243,7 @@ def predict(model, kernel_norm: Norm, row_norm: Norm, df: pd.DataFrame, win: Win
 # ---------------------------------------------------------------------------------------------- export
 
 def weight_tensors(model, kernel_norm: Norm, row_norm: Norm, storage: str) -> dict:
-    def mat(t):
-        a = t.detach().numpy().astype(np.float32)
-        padded = np.zeros((a.shape[0], pad32(a.shape[1])), np.float32)
-        padded[:, :a.shape[1]] = a
-        return {"q8_0": pcwt.Q8_0, "f16": lambda v: v.astype(np.float16), "f32": lambda v: v}[storage](padded)
-
+    mat = lambda t: networks.stored_matrix(t, storage)
     vec = lambda t: t.detach().numpy().astype(np.float32)
     out = {"emb.op": vec(model.emb_op.weight), "emb.class": vec(model.emb_cls.weight),
            "kernel.mean": kernel_norm.mean, "kernel.std": kernel_norm.std, "row.mean": row_norm.mean,
@@ -327,18 +331,12 @@ def file_bytes(model, kernel_norm, row_norm, train, accuracy, schema, storage, p
     return pcwt.write_bytes(meta, tensors)
 
 
-def stored_weights(path: str = OUT) -> dict:
-    with open(path, "rb") as f:
-        w = pcwt.read_bytes(f.read())
-    return {k: t.to_f32() for k, t in w.tensors.items()}
-
-
 def write_parity(test: pd.DataFrame, seqs, sid, schema: dict, limit: int = 24) -> int:
     """A per-source sample of held-out rows: their sequences (concatenated, with offsets), feature rows and
     the numpy reference margin on the weights as written to weights/transformer.pcwt."""
     take = networks.parity_sample(test, np.array([len(seqs[s]["op"]) for s in sid[test.index.to_numpy()]]), 300, limit)
     tsid = sid[take.index.to_numpy()]
-    w = stored_weights()
+    w = networks.stored_weights(OUT)
     rowsx = trows.feature_matrix(take)
     ref = np.array([reference_forward(w, HYPER, seqs[s], r) for s, r in zip(tsid, rowsx)], np.float32)
     ptr = [0]
