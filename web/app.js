@@ -2,6 +2,7 @@
 // worker.js (the wasm core in a Web Worker); this file only talks to it and draws.
 import * as F from './format.js';
 import { PALETTE, barChart, lineChart, migStrip, roofline } from './charts.js';
+import { MEMBERS } from './predictors.js';
 import { SWEEP, parseFragment, predictOptions, toFragment } from './state.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -501,7 +502,7 @@ function renderProvenance() {
       h('strong', { text: 'transformer' }),
       ' — a small transformer over the kernels the runtime runs, in order, after its fusion (attention within windows of 32 consecutive kernels), with the same head; ',
       h('strong', { text: 'ensemble' }),
-      ' — the roofline and the three learned predictors combined with weights fitted on rows none of them trained on, with an 80% band (wider where the learned predictors disagree) and an out-of-distribution flag when the graph is far from every graph trained on. With predictor "auto" each device family gets the learned predictor with the lowest held-out error among those that beat the roofline there, else the roofline; the table names the predictor of every row, and rows outside the training data are marked "out of distribution" with a doubled error band. The family figures below are the roofline\'s; the learned ones are on the ',
+      ' — the roofline and learned predictors (those that earned a weight: ' + MEMBERS.ensemble.join(' and ') + ') combined with weights fitted on rows none of them trained on, with an 80% band (wider where the learned predictors disagree) and an out-of-distribution flag when the model is far from every model trained on. With predictor "auto" each device family gets the learned predictor with the lowest held-out error among those that beat the roofline there, else the roofline; the table names the predictor of every row, and rows outside the training data are marked "out of distribution" with a doubled error band. The family figures below are the roofline\'s; the learned ones are on the ',
       h('a', { href: 'accuracy.html', text: 'accuracy page' }), '.'),
     h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Uncertainty by device family' },
       h('table', { class: 'acc-table' },

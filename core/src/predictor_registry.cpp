@@ -41,10 +41,14 @@ class AutoPredictor final : public Predictor {
         auto [it, fresh] = choice_.emplace(family, p.get());
         if (!fresh && acc.mape < it->second->accuracy().at(family).mape) it->second = p.get();
       }
-    // One prepared state must serve every choice: the learned one with every embedder's part (it holds
-    // the trees' feature builder and the roofline's plan as well).
-    for (const auto& p : learned_)
-      if (const auto* e = dynamic_cast<const Embedder*>(p.get())) embedders_.push_back(e);
+    // One prepared state must serve every choice: the learned one with the part of each embedder some
+    // family gets (it holds the trees' feature builder and the roofline's plan as well). A loaded
+    // predictor no family gets is never asked, so it embeds nothing.
+    for (const auto& p : learned_) {
+      const auto* e = dynamic_cast<const Embedder*>(p.get());
+      const bool chosen = std::any_of(choice_.begin(), choice_.end(), [&](const auto& c) { return c.second == p.get(); });
+      if (e && chosen) embedders_.push_back(e);
+    }
   }
   std::string name() const override { return "auto"; }
   std::string version() const override {

@@ -266,14 +266,14 @@ describe('loadPredictor()', () => {
     model.close();
   });
 
-  test('the ensemble loads after its members and gives a calibrated band; before them it is refused', async () => {
+  test('the ensemble loads after the members the page loads for it and gives a calibrated band; before them it is refused', async () => {
     const card = await api.createPerfCard();
     const ensemble = readFileSync(ensemblePath);
     assert.equal(refused(card, ensemble, 'ensemble.pcwt'),
       'the ensemble combines the roofline with trees; load trees.pcwt before ensemble.pcwt');
-    card.loadPredictor(trees, 'trees.pcwt');
-    card.loadPredictor(readFileSync(gnnPath), 'gnn.pcwt');
-    card.loadPredictor(readFileSync(transformerPath), 'transformer.pcwt');
+    // Exactly web/predictors.js's list: it must name the members weights/ensemble.pcwt was fitted with.
+    const { MEMBERS } = await import(pathToFileURL(join(root, 'web', 'predictors.js')).href);
+    for (const m of MEMBERS.ensemble) card.loadPredictor(readFileSync(join(root, 'weights', `${m}.pcwt`)), `${m}.pcwt`);
     assert.equal(card.loadPredictor(ensemble, 'ensemble.pcwt').name, 'ensemble');
     const doc = card.predictSync(resnet, { devices: ['rtx4090', 'h100-sxm5-80gb'], batch: [8], predictor: 'ensemble' });
     const [ada, hopper] = doc.predictions;
