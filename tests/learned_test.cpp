@@ -258,3 +258,50 @@ TEST_CASE("auto: the committed trees where their family beats the roofline and t
   CHECK(learned > 0);
   CHECK(fallback > 0);
 }
+
+TEST_CASE("a runtime no training row ran on gets the roofline's row from every learned predictor, flagged, and auto says why") {
+  auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
+  auto catalog = perfcard::DeviceCatalog::parse(read_text(repo_path("weights/devices.json")));
+  auto carbon = perfcard::CarbonTable::parse(read_text(repo_path("weights/carbon_regions.json")));
+  perfcard::PredictorSet set;
+  set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
+  for (const char* name : {"trees", "gnn", "transformer", "ensemble"})
+    set.learned.push_back(perfcard::make_learned_predictor(
+        perfcard::read_weights(perfcard::test::read_file(repo_path(std::string("weights/") + name + ".pcwt"))), set.roofline,
+        set.learned));
+  const auto model = perfcard::load_model(perfcard::test::read_file(repo_path("public/examples/resnet50.onnx")));
+  perfcard::PredictOptions o;
+  o.devices = {"rtx4090", "t4", "a100-sxm4-80gb"};
+  o.batches = {1, 32};
+  for (const char* runtime : {"pytorch-cuda-graphs", "kernel"}) {
+    o.gpu_runtime = runtime;
+    o.predictor = "roofline";
+    const auto roof = perfcard::predict(model, catalog, *set.roofline, constants, carbon, o);
+    for (const char* name : {"trees", "gnn", "transformer", "ensemble", "auto"}) {
+      o.predictor = name;
+      const auto got = perfcard::predict(model, catalog, *perfcard::select_predictor(name, set), constants, carbon, o);
+      REQUIRE(got.rows.size() == roof.rows.size());
+      for (std::size_t i = 0; i < got.rows.size(); ++i) {
+        const auto& r = got.rows[i];
+        INFO(name << " on " << runtime << ", " << r.device_id << " batch " << r.batch);
+        CHECK(r.predictor == "roofline");
+        CHECK(r.latency_ms == roof.rows[i].latency_ms);
+        std::string said;
+        for (const auto& w : r.warnings) said += w + "\n";
+        if (std::string(name) == "auto") {
+          CHECK(!r.out_of_distribution);
+          CHECK(said.find(std::string("never trained on runtime '") + runtime + "', so the roofline predicts") != std::string::npos);
+        } else {
+          CHECK(r.out_of_distribution);
+          CHECK(said.find(std::string("training rows ran on onnxruntime, pytorch-eager, not on runtime '") + runtime +
+                          "', so the roofline predicts") != std::string::npos);
+        }
+      }
+    }
+  }
+  // Eager, the runtime they trained on, is still corrected.
+  o.gpu_runtime = "pytorch-eager";
+  o.predictor = "trees";
+  const auto eager = perfcard::predict(model, catalog, *perfcard::select_predictor("trees", set), constants, carbon, o);
+  for (const auto& r : eager.rows) CHECK(r.predictor == "trees");
+}

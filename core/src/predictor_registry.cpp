@@ -69,9 +69,13 @@ class AutoPredictor final : public Predictor {
     PredictorOutput out = it->second->predict(p, q);
     if (!out.out_of_distribution) return out;
     PredictorOutput r = roofline_->predict(p, q);
-    r.warnings.push_back("the " + it->second->name() + " predictor (" + it->second->version() +
-                         ") would be out of distribution here, so the roofline predicts; it said " +
-                         three_digits(out.latency_ms) + " ms");
+    if (out.predictor == roofline_->name())  // it declined (a runtime it never trained on): no figure of its own
+      r.warnings.push_back("the " + it->second->name() + " predictor (" + it->second->version() +
+                           ") never trained on runtime '" + p.subject.runtime + "', so the roofline predicts");
+    else
+      r.warnings.push_back("the " + it->second->name() + " predictor (" + it->second->version() +
+                           ") would be out of distribution here, so the roofline predicts; it said " +
+                           three_digits(out.latency_ms) + " ms");
     return r;
   }
 

@@ -25,6 +25,8 @@ TrainingDomain::TrainingDomain(const WeightsFile& w, std::size_t n) {
   train_min_.assign(lo.begin(), lo.end());
   train_max_.assign(hi.begin(), hi.end());
   families_ = w.get_strings("training.families");
+  runtimes_ = w.get_strings("training.runtimes");
+  if (runtimes_.empty()) throw data_error("training.runtimes names no runtime");
   const auto& fam = w.get_strings("accuracy.families");
   const auto& mape = w.get_floats("accuracy.mape");
   const auto& rows = w.get_ints("accuracy.rows");
@@ -35,6 +37,21 @@ TrainingDomain::TrainingDomain(const WeightsFile& w, std::size_t n) {
     if (!(mape[i] >= 0) || !std::isfinite(mape[i])) throw data_error("accuracy.mape of '" + fam[i] + "' is not a finite number >= 0");
     accuracy_[fam[i]] = {mape[i], rows[i], beats[i] != 0};
   }
+}
+
+bool TrainingDomain::trained_on_runtime(std::string_view runtime) const {
+  return std::find(runtimes_.begin(), runtimes_.end(), runtime) != runtimes_.end();
+}
+
+PredictorOutput TrainingDomain::untrained_runtime(PredictorOutput out, std::string_view runtime,
+                                                  std::string_view whose) const {
+  std::string trained;
+  for (const auto& r : runtimes_) trained += (trained.empty() ? "" : ", ") + r;
+  out.out_of_distribution = true;
+  out.uncertainty *= 2;
+  out.warnings.push_back("out of distribution: " + std::string(whose) + " training rows ran on " + trained +
+                         ", not on runtime '" + std::string(runtime) + "', so the roofline predicts");
+  return out;
 }
 
 double TrainingDomain::clamp(double margin, PredictorOutput& out, std::string_view whose) const {

@@ -124,8 +124,8 @@ def base_metadata(kind: str, schema: dict, sources: list[str], provenance: str) 
 
 def training_domain(train: pd.DataFrame, accuracy: dict) -> tuple[dict, dict]:
     """What every learned predictor's file says about its training rows (the core's TrainingDomain reads it):
-    metadata (target range, device families, held-out accuracy per family) and tensors (each feature's
-    range in the training rows, NaN where a feature was never known)."""
+    metadata (target range, device families and runtimes, held-out accuracy per family) and tensors (each
+    feature's range in the training rows, NaN where a feature was never known)."""
     x = trows.feature_matrix(train)
     with np.errstate(all="ignore"):
         lo = np.nanmin(np.where(np.isnan(x), np.inf, x), axis=0)
@@ -134,6 +134,7 @@ def training_domain(train: pd.DataFrame, accuracy: dict) -> tuple[dict, dict]:
     fams = sorted(accuracy)
     meta = {"target": "log(measured / roofline latency)", "target.min": float(y.min()), "target.max": float(y.max()),
             "training.families": pcwt.Array("string", sorted(train.device_family.unique())),
+            "training.runtimes": pcwt.Array("string", sorted(train.runtime.unique())),
             "training.rows": int(len(train)),
             "accuracy.families": pcwt.Array("string", fams),
             "accuracy.mape": pcwt.Array("float64", [accuracy[f]["mape"] for f in fams]),

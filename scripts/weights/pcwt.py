@@ -284,6 +284,35 @@ def write(path, metadata, tensors, **kwargs):
     return data
 
 
+def add_metadata(data, extra):
+    """The file `data` with the metadata `extra` appended, every other byte of metadata, tensor table and
+    data kept (tensor offsets are relative to the data section, which only moves): for a key a committed
+    file lacks, without retraining what it holds. Refuses keys the file already has."""
+    w = read_bytes(data)
+    clash = sorted(set(extra) & set(w.metadata_types))
+    if clash:
+        raise ValueError(f"the file already has metadata {clash}")
+    data = bytes(data)
+    _, major, minor, alignment, n_meta, n_tensors, reserved, data_offset, data_size = HEADER.unpack_from(data, 0)
+    pos = HEADER.size
+    for _ in range(n_meta):
+        pos += 4 + struct.unpack_from("<I", data, pos)[0] + 1
+        pos += 4 + struct.unpack_from("<I", data, pos)[0]
+    meta_end = pos
+    for _ in range(n_tensors):
+        pos += 4 + struct.unpack_from("<I", data, pos)[0]
+        ndims = struct.unpack_from("<II", data, pos)[1]
+        pos += 8 + 8 * ndims + 16
+    new = b""
+    for key, v in extra.items():
+        code, payload = _value(v)
+        new += _string(key) + struct.pack("<BI", code, len(payload)) + payload
+    body = data[HEADER.size:meta_end] + new + data[meta_end:pos]
+    offset = _align(HEADER.size + len(body), alignment)
+    head = HEADER.pack(MAGIC, major, minor, alignment, n_meta + len(extra), n_tensors, reserved, offset, data_size)
+    return head + body + bytes(offset - HEADER.size - len(body)) + data[data_offset:]
+
+
 # ------------------------------------------------------------------------------------------------ reading
 
 def _q(s):

@@ -1,7 +1,7 @@
 // What a learned predictor's file says about the rows it was trained on, and the one rule every learned
 // predictor applies with it: held-out accuracy per device family (the row's uncertainty, and where the
-// predictor is the default), the families it saw, the range of each feature in its training rows and of
-// its target. A row outside them is out of distribution, and says why in words.
+// predictor is the default), the families and runtimes it saw, the range of each feature in its training
+// rows and of its target. A row outside them is out of distribution, and says why in words.
 #pragma once
 
 #include <algorithm>
@@ -24,8 +24,16 @@ std::string three_digits(double v);
 class TrainingDomain {
  public:
   TrainingDomain() = default;
-  // Reads target.min/max, train.min/max (`features` values each), training.families and accuracy.*.
+  // Reads target.min/max, train.min/max (`features` values each), training.families, training.runtimes
+  // and accuracy.*.
   TrainingDomain(const WeightsFile& file, std::size_t features);
+
+  // A correction learned on one runtime's residuals (eager PyTorch's per-op dispatch, say) says nothing of
+  // another's: for a runtime no training row ran on, the learned predictors give the roofline's row.
+  bool trained_on_runtime(std::string_view runtime) const;
+  // That roofline row, flagged out of distribution with the reason, its uncertainty doubled.
+  PredictorOutput untrained_runtime(PredictorOutput roofline_row, std::string_view runtime,
+                                    std::string_view whose) const;
 
   // The roofline's result corrected by exp(margin), the margin held to the training labels' range: the
   // device stays as busy as the roofline says, the wall time is what a learned predictor corrects.
@@ -46,7 +54,7 @@ class TrainingDomain {
  private:
   double lo_ = -3, hi_ = 3;
   std::vector<float> train_min_, train_max_;
-  std::vector<std::string> families_;
+  std::vector<std::string> families_, runtimes_;
   std::map<std::string, FamilyAccuracy> accuracy_;
 };
 
