@@ -209,6 +209,7 @@ async function predict() {
   }
   const table = predictOptions(settings, ids);
   const sweep = model.batchSymbol ? { ...table, batch: SWEEP } : null;
+  const replay = replayOptions(table);
   setStatus('busy', 'Predicting…');
   performance.mark('perfcard:predict');
   const t0 = performance.now();
@@ -222,7 +223,7 @@ async function predict() {
       // charts when the sweep arrives.
       const r0 = performance.now();
       earlyTable = p.table;
-      result = { table: p.table, sweep: null, options: table, ms: { table: p.ms, sweep: 0 }, pendingSweep: true, predictorNote: p.predictorNote };
+      result = { table: p.table, replay: p.replay, sweep: null, options: table, ms: { table: p.ms, sweep: 0 }, pendingSweep: true, predictorNote: p.predictorNote };
       renderTable();
       renderWarnings();
       renderCli();
@@ -235,9 +236,9 @@ async function predict() {
         resolve();
       }, 0));
     };
-    const r = await call('predict', { table, sweep }, early);
+    const r = await call('predict', { table, sweep, replay }, early);
     await drawn;
-    result = { ...r, table: r.table ?? earlyTable, options: table, roundTrip: performance.now() - t0 };
+    result = { ...r, table: r.table ?? earlyTable, replay: r.table ? r.replay : result.replay, options: table, roundTrip: performance.now() - t0 };
     showError('');
     const r1 = performance.now();
     if (earlyTable) {
@@ -261,6 +262,30 @@ async function predict() {
     busy = false;
     if (queued) predict();
   }
+}
+
+// Beside PyTorch eager, the GPUs' latency with the same kernels replayed from a CUDA graph (no host
+// dispatch per op): what a deployer gets from CUDA graphs or torch.compile's reduce-overhead mode, and
+// where eager is host-bound the figure that tells the GPUs apart. Inference only; the roofline predicts it
+// (no learned predictor trained on graph replay, and the core says so when asked).
+const REPLAY_RUNTIME = 'pytorch-cuda-graphs';
+function replayOptions(table) {
+  if (settings.mode !== 'inference' || (settings.runtime && settings.runtime !== 'pytorch-eager')) return null;
+  const gpus = table.devices.filter((id) => device(id)?.kind === 'gpu');
+  return gpus.length ? { ...table, devices: gpus, runtime: REPLAY_RUNTIME, predictor: 'roofline' } : null;
+}
+
+function replayRow(r) {
+  return result?.replay?.predictions.find((x) => x.device === r.device && x.batch === r.batch) ?? null;
+}
+
+// The table's columns: the shared ones (format.js, also the CSV's) and the replay column when there is one.
+function tableColumns() {
+  const cols = F.COLUMNS.filter((c) => c.key !== 'batch' && c.key !== 'uncertainty');
+  if (!result?.replay) return cols;
+  const at = cols.findIndex((c) => c.key === 'latency_ms') + 1;
+  const replay = { key: 'replay_ms', label: 'CUDA graphs', get: (r) => replayRow(r)?.latency_ms ?? null };
+  return [...cols.slice(0, at), replay, ...cols.slice(at)];
 }
 
 // Typing waits for a pause (each keystroke would re-predict); a discrete control (a select, a checkbox, a
@@ -291,7 +316,7 @@ function colorOf(id) {
 
 function sortedRows() {
   const rows = [...result.table.predictions];
-  const col = F.COLUMNS.find((c) => c.key === settings.sort) ?? F.COLUMNS[3];
+  const col = tableColumns().find((c) => c.key === settings.sort) ?? F.COLUMNS[3];
   const dir = settings.dir === 'desc' ? -1 : 1;
   rows.sort((a, b) => {
     const x = col.get(a);
@@ -307,7 +332,7 @@ function sortedRows() {
 function renderTable() {
   const thead = $('#table thead');
   const tbody = $('#table tbody');
-  const cols = F.COLUMNS.filter((c) => c.key !== 'batch' && c.key !== 'uncertainty');
+  const cols = tableColumns();
   thead.replaceChildren(h('tr', {}, cols.map((c) => {
     const active = settings.sort === c.key;
     return h('th', { scope: 'col', 'aria-sort': active ? (settings.dir === 'asc' ? 'ascending' : 'descending') : 'none', 'data-key': c.key },
@@ -317,10 +342,15 @@ function renderTable() {
   })));
   if (!result) { tbody.replaceChildren(); return; }
   const used = [...new Set(result.table.predictions.map((r) => `${r.predictor.name} ${r.predictor.version}`))];
-  $('#table-caption').replaceChildren(`Per device at batch ${result.table.predictions[0]?.batch ?? settings.batch}, predicted (not measured) by `,
+  const runtimes = [...new Set(result.table.predictions.map((r) => r.runtime))];
+  $('#table-caption').textContent = `Predictions per device at batch ${result.table.predictions[0]?.batch ?? settings.batch}`;
+  $('#table-note').replaceChildren('Predicted (not measured) by ',
     h('strong', { text: used.join(' and ') || 'the predictor' }), used.length > 1 ? ' (each row names its own)' : '',
-    '. Latency ± the predictor\'s held-out error for that device family, or the ensemble\'s 80% band (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
-    '). * = the device lacks the requested precision.');
+    '. Latency: end to end with runtime ', h('strong', { text: runtimes.join(' (GPUs) and ') + (runtimes.length > 1 ? ' (CPUs)' : '') }),
+    ', ± the predictor\'s held-out error for that device family, or the ensemble\'s 80% band (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
+    '). Host-bound: the device computes less than half of that time (its busy time is the kernel floor) and waits on the host issuing kernels the rest.',
+    result.replay ? ` CUDA graphs: the same kernels replayed from a CUDA graph (runtime ${REPLAY_RUNTIME}: CUDA graphs, torch.compile's reduce-overhead), by the roofline, not fitted on measurements.` : '',
+    ' * = the device lacks the requested precision.');
   tbody.replaceChildren(...sortedRows().map((r) => {
     const cap = r.device_memory_gb * 1e9 / 2 ** 20;
     const frac = cap > 0 ? Math.min(1, r.peak_memory_mb / cap) : 0;
@@ -333,14 +363,16 @@ function renderTable() {
         h('span', { class: 'swatch', 'aria-hidden': 'true', 'data-color': colorOf(r.device) }), r.device_name, warn,
         h('small', { class: 'id', text: r.device })),
       cell('precision', r.precision, r.precision + (r.precision !== r.precision_requested ? '*' : '')),
-      cell('latency_ms', r.latency_ms, F.ms(r.latency_ms), h('small', { class: 'unc', ...F.bandText(r) })),
+      cell('latency_ms', r.latency_ms, F.ms(r.latency_ms), h('small', { class: 'unc', ...F.bandText(r) }),
+        F.hostBoundText(r) ? h('small', { class: 'hostbound', 'data-busy-ms': r.device_busy_ms, title: 'The runtime issues kernels from the host more slowly than the device runs them: a faster device does not help at this batch; a larger batch or graph replay does.', text: F.hostBoundText(r) }) : null),
+      result.replay ? cell('replay_ms', replayRow(r)?.latency_ms ?? null, replayRow(r) ? F.ms(replayRow(r).latency_ms) : '–') : null,
       cell('throughput_per_s', r.throughput_per_s, F.rate(r.throughput_per_s)),
       cell('peak_memory_mb', r.peak_memory_mb, h('span', { class: 'memtext', text: F.mib(r.peak_memory_mb) + (cap > 0 ? ` / ${F.sig(r.device_memory_gb)} GB` : '') }), cap > 0 ? bar : null),
       cell('fits', r.fits, h('span', { class: r.fits ? 'yes' : 'no', text: r.fits ? 'yes' : 'no' })),
       cell('energy_j_per_sample', r.energy_j_per_sample, r.energy_j_per_sample === null ? '–' : `${F.sig(r.energy_j_per_sample)} J`),
       cell('carbon_g_per_1000', r.carbon_g_per_1000, r.carbon_g_per_1000 === null ? '–' : `${F.sig(r.carbon_g_per_1000)} g`),
       cell('mig', r.mig ? r.mig.recommended : null, F.migText(r)),
-      cell('predictor', r.predictor.name, h('span', { class: r.out_of_distribution ? 'ood' : '', title: r.out_of_distribution ? 'outside the predictor\'s training data: its error may be larger than stated' : '', text: F.predictorText(r) })));
+      cell('predictor', r.predictor.name, h('span', { class: r.out_of_distribution ? 'ood' : '', title: r.predictor.version + (r.out_of_distribution ? ': outside the predictor\'s training data, its error may be larger than stated' : ''), text: r.predictor.name + (r.out_of_distribution ? ' (out of distribution)' : '') })));
   }));
   for (const s of tbody.querySelectorAll('.swatch')) s.style.background = s.dataset.color;
 }
@@ -449,6 +481,18 @@ function renderBreakdown() {
   }
 }
 
+// What the recommended profile's total assumes: one process per instance. Host-bound, each process keeps
+// one CPU core busy issuing kernels: the total needs that many free cores (and is the whole GPU's
+// throughput times the instances only because the GPU idles either way).
+function migSummary(r, rec) {
+  const base = `${rec.instances} instances of ${rec.name}: ${F.rate(rec.total_throughput_per_s)} in total vs ${F.rate(r.throughput_per_s)} on the whole GPU,` +
+    ` assuming ${rec.instances} processes, one per instance.`;
+  if (!r.host_bound) return base;
+  return base + ` Host-bound at this batch (${F.hostBoundText(r).replace('host-bound: ', '')}): each process keeps a CPU core busy issuing kernels,` +
+    ` so the total needs ${rec.instances} free host cores; with fewer, or one process, expect the whole GPU's ${F.rate(r.throughput_per_s)}.` +
+    ' A larger batch or CUDA graphs use the whole GPU better.';
+}
+
 function renderMig() {
   const box = $('#mig');
   const rows = (result?.table.predictions ?? []).filter((r) => r.mig);
@@ -464,7 +508,7 @@ function renderMig() {
       h('h3', {}, r.device_name, h('span', { class: rec ? 'badge ok' : 'badge no', text: rec ? `recommended: ${rec.name}` : 'no profile fits' })),
       migStrip({ title: rec ? `${rec.instances} × ${rec.name} on one ${r.device_name}` : `${r.device_name}: no profile fits`,
         slicesTotal: dev.mig.compute_slices_total, profile: recProfile, instances: rec ? rec.instances : 0 }),
-      rec ? h('p', { class: 'explain', text: `${rec.instances} instances of ${rec.name}: ${F.rate(rec.total_throughput_per_s)} in total vs ${F.rate(r.throughput_per_s)} on the whole GPU.` }) : null,
+      rec ? h('p', { class: 'explain', text: migSummary(r, rec) }) : null,
       h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': `MIG profiles of ${r.device_name}` },
         h('table', { class: 'mig-table' },
           h('thead', {}, h('tr', {}, ['Profile', 'Memory', 'Fits', 'Target', 'Latency', 'Instances', 'Total'].map((t) => h('th', { scope: 'col', text: t })))),
@@ -685,7 +729,7 @@ function wire() {
     if (!b) return;
     const key = b.dataset.sort;
     if (settings.sort === key) settings.dir = settings.dir === 'asc' ? 'desc' : 'asc';
-    else { settings.sort = key; settings.dir = F.COLUMNS.find((c) => c.key === key)?.num === false ? 'asc' : (key === 'throughput_per_s' ? 'desc' : 'asc'); }
+    else { settings.sort = key; settings.dir = tableColumns().find((c) => c.key === key)?.num === false ? 'asc' : (key === 'throughput_per_s' ? 'desc' : 'asc'); }
     syncFragment();
     renderTable();
     document.querySelector(`#table button[data-sort="${key}"]`)?.focus();

@@ -89,9 +89,26 @@ export function predictorText(r) {
   return `${r.predictor.name} ${r.predictor.version}` + (r.out_of_distribution ? ' (out of distribution)' : '');
 }
 
+/** Where a row is host-bound (the device idles most of the latency while the runtime issues kernels),
+ *  the words the table shows under its latency: the device-busy time and the idle share; else null. */
+export function hostBoundText(r) {
+  if (!r.host_bound || !(r.latency_ms > 0)) return null;
+  const idle = Math.round((1 - r.device_busy_ms / r.latency_ms) * 100);
+  return `host-bound: ${r.threads ? 'CPU' : 'GPU'} busy ${ms(r.device_busy_ms)}, idle ${idle}%`;
+}
+
+/** The MIG column: the recommended profile, or why there is none (the model does not fit any profile's
+ *  memory, or the profiles it fits miss the latency target). */
 export function migText(r) {
   if (!r.mig) return '–';
-  return r.mig.recommended ?? 'none fits';
+  if (r.mig.recommended) return r.mig.recommended;
+  const fitting = r.mig.profiles.filter((p) => p.fits);
+  if (!fitting.length) {
+    const largest = Math.max(...r.mig.profiles.map((p) => p.memory_gb));
+    return `none fits: needs ${sig(r.peak_memory_mb * 2 ** 20 / 1e9)} GB, the largest slice ${largest} GB less 10% headroom`;
+  }
+  const best = Math.min(...fitting.map((p) => p.latency_ms));
+  return `none meets the target: best ${ms(best)}`;
 }
 
 function csvCell(v) {
@@ -103,12 +120,12 @@ function csvCell(v) {
 /** The prediction rows as CSV, full precision, one line per device and batch. */
 export function toCsv(doc) {
   const head = ['device', 'device_name', 'batch', 'precision', 'precision_requested', 'runtime', 'latency_ms',
-    'throughput_per_s', 'uncertainty', 'peak_memory_mb', 'weights_mb', 'activations_mb', 'device_memory_gb', 'fits',
+    'device_busy_ms', 'host_bound', 'throughput_per_s', 'uncertainty', 'peak_memory_mb', 'weights_mb', 'activations_mb', 'device_memory_gb', 'fits',
     'power_w', 'energy_j_per_sample', 'carbon_g_per_1000', 'mig_recommended', 'predictor', 'predictor_version'];
   const lines = [head.join(',')];
   for (const r of doc.predictions) {
     lines.push([r.device, r.device_name, r.batch, r.precision, r.precision_requested, r.runtime, r.latency_ms,
-      r.throughput_per_s, r.uncertainty, r.peak_memory_mb, r.memory_mb.weights, r.memory_mb.activations,
+      r.device_busy_ms, r.host_bound, r.throughput_per_s, r.uncertainty, r.peak_memory_mb, r.memory_mb.weights, r.memory_mb.activations,
       r.device_memory_gb, r.fits, r.power_w, r.energy_j_per_sample, r.carbon_g_per_1000,
       r.mig ? r.mig.recommended ?? 'none' : '', r.predictor.name, r.predictor.version].map(csvCell).join(','));
   }

@@ -26,6 +26,7 @@ th, td { padding: 5px 7px; text-align: right; white-space: nowrap; border-bottom
 th:first-child, td:first-child { text-align: left; }
 thead th { background: #f6f7f9; font-size: 12px; color: #3d444d; font-weight: 600; }
 .unc { color: #545d68; font-size: 11px; }
+.hb { display: block; color: #8a5a00; font-size: 11px; }
 .yes { color: #146c2e; font-weight: 600; }
 .no { color: #b3261e; font-weight: 600; }
 footer { padding: 6px 12px 8px; color: #545d68; font-size: 11.5px; display: flex; justify-content: space-between; gap: 8px; flex-wrap: wrap; }
@@ -173,6 +174,7 @@ export class PerfCardElement extends HTMLElement {
       row.append(th);
       const lat = this.#el('td', null, F.ms(r.latency_ms));
       lat.append(this.#el('span', 'unc', ` ${F.pct(r.uncertainty)}`));
+      if (r.host_bound) lat.append(this.#el('span', 'hb', F.hostBoundText(r)));
       lat.dataset.value = r.latency_ms;
       const cells = [
         this.#el('td', null, String(r.batch)), lat,
@@ -191,7 +193,8 @@ export class PerfCardElement extends HTMLElement {
     box.append(wrap);
     const foot = this.#el('footer');
     const p = doc.predictions[0]?.predictor;
-    foot.append(this.#el('span', null, `Predicted, not measured · ${p ? `${p.name} ${p.version}` : ''} · ± = held-out error · carbon: ${doc.carbon.region}, ${F.sig(doc.carbon.grid_g_per_kwh)} g/kWh, PUE ${doc.carbon.pue}`));
+    const runtimes = [...new Set(doc.predictions.map((r) => r.runtime))].join(' / ');
+    foot.append(this.#el('span', null, `Predicted, not measured · ${runtimes} · ${p ? `${p.name} ${p.version}` : ''} · ± = held-out error · carbon: ${doc.carbon.region}, ${F.sig(doc.carbon.grid_g_per_kwh)} g/kWh, PUE ${doc.carbon.pue}`));
     const link = this.#el('a', null, 'PerfCard');
     link.href = new URL('./', import.meta.url).href;
     link.target = '_blank';

@@ -5,11 +5,12 @@
 // Learned predictors' files are fetched when a prediction first needs them (predictors.js).
 //
 // Messages in:  {id, type: 'init'} | {id, type: 'open', file?: File|Blob, url?: string, name}
-//               | {id, type: 'predict', table: options, sweep?: options}
+//               | {id, type: 'predict', table: options, sweep?: options, replay?: options}
 // Messages out: {id, type: 'progress', phase: 'download'|'copy'|'parse'|'predictor', loaded, total}
-//               | {id, type: 'progress', phase: 'table', table, ms, predictorNote}   (the table before the sweep)
+//               | {id, type: 'progress', phase: 'table', table, replay, ms, predictorNote}   (before the sweep)
 //               | {id, type: 'done', result} | {id, type: 'error', error: {name, message, detail, byteOffset?}}
-//   predict's result: {name, table, sweep, ms, memoryBytes, predictorNote: string|null}
+//   predict's result: {name, table, replay, sweep, ms, memoryBytes, predictorNote: string|null}
+//   replay: the GPUs' rows under another runtime (the page asks for CUDA graph replay beside eager), or null
 import { createPerfCard } from './lib/perfcard.js';
 import { withPredictors } from './predictors.js';
 
@@ -90,18 +91,24 @@ async function open(id, msg, blobPromise, t0) {
 
 async function predict(id, msg) {
   if (!model) throw new Error('no model is open');
-  const { options, note } = await withPredictors(card, msg.table, self.location.href,
+  let { options, note } = await withPredictors(card, msg.table, self.location.href,
     (n) => post({ id, type: 'progress', phase: 'predictor', loaded: n, total: n }));
   const t0 = performance.now();
   const table = model.predict({ ...options, kernels: true });
+  let replay = null;
+  try {
+    replay = msg.replay ? model.predict(msg.replay) : null;
+  } catch (e) {  // the companion column only: the table stands without it, and says why
+    note = [note, `The CUDA graphs column could not be predicted: ${e?.message ?? e}`].filter(Boolean).join(' ');
+  }
   const t1 = performance.now();
   // The table goes out first, so the page can draw it while the batch sweep is computed.
-  if (msg.sweep) post({ id, type: 'progress', phase: 'table', table, ms: t1 - t0, predictorNote: note });
+  if (msg.sweep) post({ id, type: 'progress', phase: 'table', table, replay, ms: t1 - t0, predictorNote: note });
   const sweep = msg.sweep ? model.predict({ ...msg.sweep, predictor: options.predictor }) : null;
   const t2 = performance.now();
   // With a sweep the table went out already (progress 'table'): not cloned a second time.
   return {
-    name: modelName, table: msg.sweep ? null : table, sweep, ms: { table: t1 - t0, sweep: t2 - t1 },
+    name: modelName, table: msg.sweep ? null : table, replay: msg.sweep ? null : replay, sweep, ms: { table: t1 - t0, sweep: t2 - t1 },
     memoryBytes: card.memoryBytes, predictorNote: note,
   };
 }

@@ -125,6 +125,39 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     assert.deepEqual(page.errors, []);
   });
 
+  test('host-bound rows are marked, with the device-busy time and CUDA graph replay beside eager', { timeout: SLOW }, async () => {
+    const file = join(root, 'public/examples/resnet50.onnx');
+    const eager = runCli(file, ['--device', 'all', '--batch', '1']);
+    const replay = runCli(file, ['--device', 'all', '--batch', '1', '--runtime', 'pytorch-cuda-graphs', '--predictor', 'roofline']);
+    const marks = Object.fromEntries(await page.$$eval('#table tbody tr', (rows) => rows.map((tr) => {
+      const m = tr.querySelector('[data-key="latency_ms"] .hostbound');
+      return [tr.dataset.device, m ? { text: m.textContent, busy: Number(m.dataset.busyMs) } : null];
+    })));
+    const rows = await tableRows(page);
+    const replays = new Set();
+    for (const p of eager.predictions) {
+      assert.equal(marks[p.device] !== null, p.host_bound, `${p.device}: marked host-bound exactly when the CLI says so`);
+      if (p.host_bound) {
+        assert.match(marks[p.device].text, /^host-bound: GPU busy [\d.]+ (µs|ms), idle \d+%$/);
+        assertSameDoc(marks[p.device].busy, p.device_busy_ms, `${p.device} device busy`);
+      }
+      const cell = rows.find((r) => r.device === p.device).cells.replay_ms;
+      const want = replay.predictions.find((x) => x.device === p.device).latency_ms;
+      assertSameDoc(Number(cell), want, `${p.device} CUDA graphs`);
+      replays.add(Number(cell).toPrecision(3));
+    }
+    // Eager at batch 1 is the dispatch floor on every GPU; the replay column tells them apart.
+    assert.ok(eager.predictions.filter((p) => p.host_bound).length >= 12, 'ResNet-50 at batch 1 is host-bound on most GPUs');
+    assert.ok(replays.size >= 12, `graph replay differs across GPUs (${replays.size} distinct of 16)`);
+    assert.match(await page.textContent('#table-note'), /runtime pytorch-eager/);
+    assert.match(await page.textContent('#table-note'), /CUDA graphs: the same kernels replayed/);
+    // The MIG card states what its total assumes, and what host-bound means for it.
+    const mig = await page.textContent('#mig .mig-card[data-device="h100-sxm5-80gb"]');
+    assert.match(mig, /assuming 7 processes, one per instance/);
+    assert.match(mig, /needs 7 free host cores/);
+    assert.deepEqual(page.errors, []);
+  });
+
   test('pick an example, change settings: the table equals perfcard predict --json', { timeout: SLOW }, async () => {
     await page.click('button[data-example="bert_base"]');
     await ready(page, 'bert_base.onnx');

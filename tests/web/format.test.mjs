@@ -1,0 +1,36 @@
+// The table's words that are pure functions of a prediction row (web/format.js): no browser needed.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import * as F from '../../web/format.js';
+
+const profile = (name, memory_gb, fits, meets_target, latency_ms) => ({ name, memory_gb, fits, meets_target, latency_ms });
+
+test('MIG column: the recommended profile, else why none is', () => {
+  assert.equal(F.migText({ mig: null }), '–');
+  assert.equal(F.migText({ mig: { recommended: '1g.10gb', profiles: [] } }), '1g.10gb');
+  const tooBig = { peak_memory_mb: 100_000, mig: { recommended: null, profiles: [profile('1g.10gb', 10, false, true, 5), profile('7g.80gb', 80, false, true, 1)] } };
+  assert.equal(F.migText(tooBig), 'none fits: needs 105 GB, the largest slice 80 GB less 10% headroom');
+  const slow = { peak_memory_mb: 500, mig: { recommended: null, profiles: [profile('1g.10gb', 10, true, false, 12.5), profile('7g.80gb', 80, true, false, 6.25)] } };
+  assert.equal(F.migText(slow), 'none meets the target: best 6.25 ms');
+});
+
+test('host-bound rows say how long the device idles; others say nothing', () => {
+  assert.equal(F.hostBoundText({ host_bound: true, latency_ms: 5, device_busy_ms: 1, threads: null }), 'host-bound: GPU busy 1.00 ms, idle 80%');
+  assert.equal(F.hostBoundText({ host_bound: true, latency_ms: 2, device_busy_ms: 0.5, threads: 2 }), 'host-bound: CPU busy 0.500 ms, idle 75%');
+  assert.equal(F.hostBoundText({ host_bound: false, latency_ms: 5, device_busy_ms: 4, threads: null }), null);
+});
+
+test('the CSV carries the device-busy time and the host-bound flag', () => {
+  const row = {
+    device: 'h100', device_name: 'H100', batch: 1, precision: 'fp16', precision_requested: 'fp16', runtime: 'pytorch-eager',
+    latency_ms: 5, device_busy_ms: 1, host_bound: true, throughput_per_s: 200, uncertainty: 0.1, peak_memory_mb: 400,
+    memory_mb: { weights: 50, activations: 10 }, device_memory_gb: 80, fits: true, power_w: 100, energy_j_per_sample: 0.5,
+    carbon_g_per_1000: 0.1, mig: null, predictor: { name: 'roofline', version: 'r1' },
+  };
+  const [head, line] = F.toCsv({ predictions: [row] }).trim().split('\n');
+  const cells = Object.fromEntries(head.split(',').map((k, i) => [k, line.split(',')[i]]));
+  assert.equal(cells.device_busy_ms, '1');
+  assert.equal(cells.host_bound, 'true');
+  assert.equal(cells.latency_ms, '5');
+});
