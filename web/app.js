@@ -523,6 +523,36 @@ function renderMig() {
   }));
 }
 
+// docs/eager-floor.json (scripts/training/eager_floor.py): the eager floor against public measurements at
+// the smallest batches they have. Fetched once, when the provenance is first drawn.
+let eagerFloor = null;
+function eagerFloorFigures() {
+  eagerFloor ??= fetch('eager-floor.json', { credentials: 'same-origin' })
+    .then((r) => (r.ok ? r.json() : null)).catch(() => null);
+  return eagerFloor;
+}
+
+function eagerFloorBlock(figures) {
+  if (!figures) return h('p', { class: 'muted', text: 'The eager floor\'s check against public measurements is not in this build.' });
+  const pct = (x) => (x === null || x === undefined ? '–' : `${(x * 100).toFixed(1)}%`);
+  return h('div', { id: 'eager-floor' },
+    h('p', {}, 'At small batch eager PyTorch is host-bound: the latency is per-op dispatch, and most GPUs show the same figure. ' +
+      'That floor checked against public eager measurements at the smallest batches they have (roofline on every row; ' +
+      'auto, the default here, on model families it never trained on):'),
+    h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Eager floor against measurements' },
+      h('table', { class: 'acc-table' },
+        h('thead', {}, h('tr', {}, ['Measured rows', 'Rows', 'Devices', 'Host-bound', 'Roofline MAPE', 'Predicted ÷ measured', 'Auto MAPE (held-out)']
+          .map((t) => h('th', { scope: 'col', text: t })))),
+        h('tbody', {}, figures.checks.filter((c) => c.rows > 0).map((c) => h('tr', { 'data-source': c.source },
+          h('th', { scope: 'row', text: c.what }),
+          h('td', { text: String(c.rows) }),
+          h('td', { text: c.devices.join(', ') }),
+          h('td', { text: pct(c.host_bound_share) }),
+          h('td', { text: pct(c.roofline_mape) }),
+          h('td', { text: c.roofline_median_ratio.toFixed(2) }),
+          h('td', { text: c.auto_heldout_rows ? `${pct(c.auto_heldout_mape)} (${c.auto_heldout_rows})` : 'none held out' })))))));
+}
+
 function renderProvenance() {
   const box = $('#provenance');
   if (!catalog) return;
@@ -559,7 +589,9 @@ function renderProvenance() {
         })))),
     doc ? h('p', {}, `Carbon: ${doc.carbon.region === 'custom' ? 'custom grid intensity' : region?.name ?? doc.carbon.region}, ${F.sig(doc.carbon.grid_g_per_kwh)} gCO₂e/kWh` +
       (region ? ` (${region.year}; ${region.source})` : '') + `; PUE ${doc.carbon.pue} (${catalog.pue_source || 'default'}).`) : null,
-    h('p', { class: 'muted', text: 'Energy = power × latency, where power = idle + (TDP − idle) × busy fraction × intensity^γ. Energy figures are not validated against measurements yet; see the accuracy page.' }));
+    h('p', { class: 'muted', text: 'Energy = power × latency, where power = idle + (TDP − idle) × busy fraction × intensity^γ. Energy figures are not validated against measurements yet; see the accuracy page.' }),
+    h('div', { id: 'eager-floor-box' }));
+  eagerFloorFigures().then((f) => box.querySelector('#eager-floor-box')?.replaceChildren(eagerFloorBlock(f)));
 }
 
 function cliOptions(o) {

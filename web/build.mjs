@@ -131,6 +131,9 @@ function markdown(md) {
 const accPath = join(root, 'docs', 'accuracy.md');
 const accuracy = existsSync(accPath) ? readFileSync(accPath, 'utf8') : '# Accuracy\n\nNo accuracy report in this build.\n';
 copyFileSync(accPath, join(out, 'accuracy.md'));
+// The eager floor's check against public small-batch measurements, for the page's provenance section.
+const floorPath = join(root, 'docs', 'eager-floor.json');
+if (existsSync(floorPath)) copyFileSync(floorPath, join(out, 'eager-floor.json'));
 writeFileSync(join(out, 'accuracy.html'), `<!doctype html>
 <html lang="en">
 <head>

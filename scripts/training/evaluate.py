@@ -6,7 +6,9 @@ Held-out families: the core predicts every held-out row with `--predictor trees`
 weights/trees.pcwt, through `perfcard eval`), beside the roofline on the same rows; and with `--predictor gnn`
 `--predictor transformer` and `--predictor ensemble` (weights/gnn.pcwt, transformer.pcwt, ensemble.pcwt),
 the cost of each network's storage as its file records it, with the ensemble's band coverage and
-out-of-distribution figures, and which predictor "auto" takes per device family. Leave one device out
+out-of-distribution figures, which predictor "auto" takes per device family, and the eager floor at the
+smallest public batches (scripts/training/eager_floor.py; also docs/eager-floor.json, which the page
+reads). Leave one device out
 retrains (the shipped file never saw a held-out device only when that device is left out of training), with
 the same deterministic recipe as scripts/training/trees.py. --update-doc writes the section of
 docs/accuracy.md between its markers; --check exits 1 when the figures a clean clone computes differ from
@@ -22,7 +24,7 @@ import os
 import sys
 
 from scripts import paths
-from scripts.training import report, rows as trows, trees
+from scripts.training import eager_floor, report, rows as trows, trees
 from scripts.weights import pcwt
 
 
@@ -68,6 +70,8 @@ def main(argv=None) -> int:
     files = learned_metadata(("gnn", "transformer", "ensemble"))
     gnn_block = report.graph_lines(test, versions) + report.quantization_lines({k: files[k] for k in ("gnn", "transformer")})
     gnn_block += report.ensemble_lines(test, versions["ensemble"], files["ensemble"]) + report.defaults_lines(test)
+    floor = eager_floor.measure(df)
+    gnn_block += eager_floor.lines(floor)
     held = report.table(test, "held-out families")
     accuracy = report.family_accuracy(test)
     lodo_tab = None
@@ -77,6 +81,7 @@ def main(argv=None) -> int:
     print(block)
     if args.update_doc:
         report.update_doc(held, lodo_tab, accuracy, schema, version, gnn_block)
+        eager_floor.write(floor)
     if args.check:
         committed = report.committed_section()
         if committed.strip() != block.strip():
@@ -84,7 +89,10 @@ def main(argv=None) -> int:
                                                        "docs/accuracy.md (committed)", "this clone"))
             print("\nthe learned predictors' figures differ from docs/accuracy.md")
             return 1
-        print("docs/accuracy.md's learned-predictor figures reproduce")
+        if eager_floor.committed() != json.loads(json.dumps(floor)):
+            print("\nthe eager-floor figures differ from docs/eager-floor.json")
+            return 1
+        print("docs/accuracy.md's learned-predictor figures and docs/eager-floor.json reproduce")
     return 0
 
 

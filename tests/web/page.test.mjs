@@ -201,6 +201,15 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     const prov = await page.textContent('#provenance');
     assert.match(prov, /roofline-\d/);
     assert.match(prov, /held-out/i);
+    // The eager floor's check against public small-batch measurements (docs/eager-floor.json), as figures.
+    const floor = JSON.parse(readFileSync(join(root, 'docs', 'eager-floor.json'), 'utf8'));
+    await page.waitForSelector('#eager-floor tbody tr', { timeout: SLOW });
+    const shown = await page.$$eval('#eager-floor tbody tr', (rows) => rows.map((tr) => [tr.dataset.source, tr.textContent]));
+    assert.equal(shown.length, floor.checks.filter((c) => c.rows > 0).length);
+    const help = floor.checks.find((c) => c.source === 'help_gpu');
+    const helpRow = shown.find(([src]) => src === 'help_gpu')[1];
+    assert.ok(helpRow.includes(`${(help.roofline_mape * 100).toFixed(1)}%`), helpRow);
+    assert.ok(helpRow.includes(`${(help.auto_heldout_mape * 100).toFixed(1)}% (${help.auto_heldout_rows})`), helpRow);
     const res = await page.request.get(`${server.origin}/accuracy.html`);
     assert.equal(res.status(), 200);
     assert.match(await res.text(), /Accuracy of the roofline predictor/);
