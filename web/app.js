@@ -833,7 +833,30 @@ function renderGallery() {
       h('strong', { text: ex.title }), h('span', { class: 'kind', text: ex.kind }), h('span', { class: 'desc', text: ex.description })))));
 }
 
+// Offline after one visit (web/sw.js). A newer build installs beside the one serving this page and waits:
+// the page says so and reloads into it when asked, never mixing the two builds' files.
+function registerOffline() {
+  if (!('serviceWorker' in navigator)) return;
+  navigator.serviceWorker.register('sw.js').then((reg) => {
+    const offer = (sw) => {
+      if (!sw || !navigator.serviceWorker.controller) return;  // the first install: nothing to replace
+      const note = $('#update');
+      note.hidden = false;
+      note.querySelector('button').onclick = () => {
+        navigator.serviceWorker.addEventListener('controllerchange', () => location.reload(), { once: true });
+        sw.postMessage('activate-now');
+      };
+    };
+    if (reg.waiting) offer(reg.waiting);
+    reg.addEventListener('updatefound', () => {
+      const sw = reg.installing;
+      sw?.addEventListener('statechange', () => { if (sw.state === 'installed') offer(sw); });
+    });
+  }).catch(() => {});  // no offline copy (a file:// page, a browser that refuses): the page works online as before
+}
+
 async function main() {
+  registerOffline();
   wire();
   // The worker compiles the wasm module while the examples list arrives; the default model's download
   // starts as soon as its name is known, and the form is built when the catalog arrives.

@@ -8,6 +8,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -142,6 +143,7 @@ writeFileSync(join(out, 'accuracy.html'), `<!doctype html>
 <meta http-equiv="Content-Security-Policy" content="default-src 'self'; script-src 'none'; style-src 'self'; img-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'">
 <title>Accuracy of the predictor · PerfCard</title>
 <link rel="stylesheet" href="style.css">
+<link rel="icon" href="favicon.svg" type="image/svg+xml">
 </head>
 <body>
 <main class="doc">
@@ -154,6 +156,24 @@ ${markdown(accuracy)}
 </html>
 `);
 
+// The service worker's copy: every file of the site (and the root URL) to cache at the first visit, and a
+// version that changes whenever any of their bytes do (web/sw.js says why).
+function siteFiles(dir, prefix = '') {
+  return readdirSync(dir).sort().flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? siteFiles(p, `${prefix}${f}/`) : [`${prefix}${f}`];
+  });
+}
+const cached = siteFiles(out).filter((f) => f !== 'sw.js' && f !== 'build-info.json');
+const digest = createHash('sha256');
+for (const f of cached) digest.update(`${f}\0`).update(readFileSync(join(out, f)));
+const siteVersion = digest.digest('hex').slice(0, 16);
+const swSource = readFileSync(join(out, 'sw.js'), 'utf8');
+const sw = swSource.replace("const VERSION = 'dev';", `const VERSION = '${siteVersion}';`)
+  .replace('const FILES = [];', `const FILES = ${JSON.stringify(['./', ...cached])};`);
+if (sw === swSource || !sw.includes(siteVersion) || sw.includes('const FILES = [];')) fail('web/sw.js lacks its VERSION / FILES lines');
+writeFileSync(join(out, 'sw.js'), sw);
+
 // What a page downloads: the module, its loader and the API (and what the page adds on top).
 function size(p) {
   const b = readFileSync(p);
@@ -164,7 +184,7 @@ const core = sum(['lib/perfcard_wasm.wasm', 'lib/perfcard_wasm.js', 'lib/perfcar
 const page = sum(readdirSync(out).filter((f) => /\.(html|js|css|svg)$/.test(f) && f !== 'accuracy.html'));
 // Fetched on first use, not part of the first download (budget: all predictor files <= 1 MB gzip).
 const predictors = sum(readdirSync(join(out, 'predictors')).map((f) => `predictors/${f}`));
-const summary = { out, examples: examples.map((e) => e.file), core, page, total: { raw: core.raw + page.raw, gzip: core.gzip + page.gzip }, predictors };
+const summary = { out, version: siteVersion, offline: { files: cached.length + 1 }, examples: examples.map((e) => e.file), core, page, total: { raw: core.raw + page.raw, gzip: core.gzip + page.gzip }, predictors };
 writeFileSync(join(out, 'build-info.json'), JSON.stringify(summary, null, 1) + '\n');
 if (!quiet) {
   const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;

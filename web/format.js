@@ -146,6 +146,7 @@ export function cliCommand(file, o) {
   if (o.pue !== undefined) a.push('--pue', String(o.pue));
   if (o.latencyTargetMs !== undefined) a.push('--latency-target-ms', String(o.latencyTargetMs));
   if (o.runtime) a.push('--runtime', q(o.runtime));
+  if (o.predictor) a.push('--predictor', q(o.predictor));
   a.push('--json');
   return a.join(' ');
 }

@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { assertSameDoc } from '../wasm/same_doc.mjs';
-import { guard, launch, root, serve, unavailable } from './harness.mjs';
+import { dist, guard, launch, root, serve, unavailable } from './harness.mjs';
 
 const cli = resolve(process.env.PERFCARD_CLI ?? join(root, 'build', 'native', 'core', 'perfcard'));
 const shots = join(root, 'build', 'screenshots');
@@ -406,5 +406,56 @@ describe('perfcard card', { skip, timeout: SLOW }, () => {
     assert.ok(box.w > 300 && box.h > 100);
     await page.locator('svg').screenshot({ path: join(shots, 'card.png') });
     await page.close();
+  });
+});
+
+// "Offline demos at conferences": one visit, then no server at all (the browser's offline switch does not
+// cover the service worker's fetches, so the server is stopped). Its own browser profile and server.
+describe('offline after one visit', { skip, timeout: 10 * 60_000 }, () => {
+  test('visit, stop the server, reload: the page, an example and a local file work', { timeout: 5 * 60_000 }, async () => {
+    const site = await serve();
+    let served = true;
+    const own = await launch();
+    try {
+      const page = await own.context.newPage();
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(`${site.origin}/`);
+      await ready(page, 'resnet50.onnx');
+      const info = JSON.parse(readFileSync(join(dist, 'build-info.json'), 'utf8'));
+      assert.match(info.version, /^[0-9a-f]{16}$/);
+      // The service worker controls the page once the whole site is in its cache, named by the build's version.
+      let cached = 0;
+      for (let i = 0; i < 600 && cached < info.offline.files; i++) {
+        cached = await page.evaluate(async (v) => {
+          if (!navigator.serviceWorker.controller || !(await caches.has(`perfcard-${v}`))) return 0;
+          return (await (await caches.open(`perfcard-${v}`)).keys()).length;
+        }, info.version);
+        if (cached < info.offline.files) await page.waitForTimeout(200);
+      }
+      assert.equal(cached, info.offline.files, 'every file of the site cached under this build\'s version');
+      await site.stop();
+      served = false;
+      await page.reload();
+      await ready(page, 'resnet50.onnx');
+      assert.equal((await tableRows(page)).length, 16);
+      await page.click('button[data-example="bert_base"]');
+      await ready(page, 'bert_base.onnx');
+      assertTableEquals(await tableRows(page), runCli(join(root, 'public/examples/bert_base.onnx'), ['--device', 'all', '--batch', '1', '--dim', 'sequence=128']));
+      const local = join(root, 'tests/data/models/tiny_conv.onnx');
+      await page.setInputFiles('#file', { name: 'tiny_conv.onnx', mimeType: 'application/octet-stream', buffer: readFileSync(local) });
+      await ready(page, 'tiny_conv.onnx');
+      assertTableEquals(await tableRows(page), runCli(local, ['--device', 'all', '--batch', '1']));
+      // A learned predictor's file comes from the cache as well (it is fetched on first use).
+      await page.selectOption('#predictor', 'ensemble');
+      await page.waitForFunction(() => document.querySelector('#cli').textContent.includes('--predictor ensemble'), null, { timeout: SLOW });
+      await ready(page, 'tiny_conv.onnx');
+      assert.doesNotMatch(await page.textContent('#warnings'), /could not be loaded/);
+      await page.screenshot({ path: join(shots, 'page-offline.png') });
+      assert.deepEqual(errors, []);
+    } finally {
+      await own.close();
+      if (served) await site.stop();
+    }
   });
 });
