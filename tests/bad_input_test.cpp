@@ -166,3 +166,34 @@ TEST_CASE("errors carry a stable code and escape what would cut their text") {
   CHECK(perfcard::escape_text("\xc0\xaf") == "\\xc0\\xaf");  // an overlong form is not UTF-8
   CHECK(perfcard::option_error("x").code() == perfcard::ErrorCode::BadOption);
 }
+
+TEST_CASE("a bound dim that meets a size the graph fixes is named, with the size the model takes") {
+  perfcard::test::ModelBuilder b;
+  b.input("x", 1, {"batch", "sequence", 8});
+  b.initializer("positions", 1, {4, 8});
+  b.node("Add", {"x", "positions"}, {"y"}, "/embeddings/Add");
+  b.output("y");
+  const auto model = perfcard::load_model(b.bytes());
+  auto at = [&](std::int64_t sequence) {
+    perfcard::AnalyzeOptions o;
+    o.dims.values = {{"batch", 2}, {"sequence", sequence}};
+    return perfcard::test::error_message([&] { perfcard::analyze(model, o); });
+  };
+  CHECK(at(4) == "(no error)");
+  CHECK(at(6) == "cannot broadcast dims 6 and 4: dim 'sequence' = 6 exceeds the 4 the graph fixes here (a table of 4 "
+                 "learned positions, say): the model takes 'sequence' up to 4");
+  CHECK(at(3) == "cannot broadcast dims 3 and 4: dim 'sequence' = 3 meets a size the graph fixes at 4 here: the model "
+                 "takes 'sequence' = 4");
+  // Two names bound to the same number are both named; a clash of two fixed sizes says only that.
+  perfcard::AnalyzeOptions both;
+  both.dims.values = {{"batch", 6}, {"sequence", 6}};
+  CHECK(perfcard::test::error_message([&] { perfcard::analyze(model, both); }).find("dim 'batch' or 'sequence' = 6 exceeds") !=
+        std::string::npos);
+  perfcard::test::ModelBuilder f;
+  f.input("x", 1, {3, 8});
+  f.initializer("w", 1, {4, 8});
+  f.node("Add", {"x", "w"}, {"y"});
+  f.output("y");
+  const auto fixed = perfcard::load_model(f.bytes());
+  CHECK(perfcard::test::error_message([&] { perfcard::analyze(fixed, {}); }) == "cannot broadcast dims 3 and 4");
+}

@@ -223,7 +223,8 @@ async function predict() {
       // charts when the sweep arrives.
       const r0 = performance.now();
       earlyTable = p.table;
-      result = { table: p.table, replay: p.replay, sweep: null, options: table, ms: { table: p.ms, sweep: 0 }, pendingSweep: true, predictorNote: p.predictorNote };
+      result = { table: p.table, replay: p.replay, sweep: null, options: table, ms: { table: p.ms, sweep: 0 }, pendingSweep: true, predictorNote: p.predictorNote, model: model.label };
+      showStale(null);
       renderTable();
       renderWarnings();
       renderCli();
@@ -238,8 +239,9 @@ async function predict() {
     };
     const r = await call('predict', { table, sweep, replay }, early);
     await drawn;
-    result = { ...r, table: r.table ?? earlyTable, replay: r.table ? r.replay : result.replay, options: table, roundTrip: performance.now() - t0 };
+    result = { ...r, table: r.table ?? earlyTable, replay: r.table ? r.replay : result.replay, options: table, roundTrip: performance.now() - t0, model: model.label };
     showError('');
+    showStale(null);
     const r1 = performance.now();
     if (earlyTable) {
       renderSweep();
@@ -257,7 +259,15 @@ async function predict() {
     perf.last = { table: r.ms.table, sweep: r.ms.sweep, roundTrip: result.roundTrip, memoryBytes: r.memoryBytes };
   } catch (e) {
     showError(e.message);
-    setStatus('error', 'The last settings could not be predicted; fix them to continue.');
+    // Never one model's figures under another's name: a result of the model before is cleared; a result
+    // of this model at other settings stays, greyed, saying which settings it is for.
+    if (result && result.model !== model.label) {
+      result = null;
+      renderAll();
+    }
+    showStale(e);
+    setStatus('error', result ? `These settings could not be predicted (${e.message}). The greyed table is for the last settings that could.`
+      : `${model.label} could not be predicted with these settings: ${e.message}`);
   } finally {
     busy = false;
     if (queued) predict();
@@ -602,6 +612,23 @@ function renderCli() {
   $('#cli').textContent = result ? F.cliCommand(model.example ? `public/examples/${model.label}` : model.label, cliOptions(result.options)) : '';
 }
 
+// A failed prediction greys the table and disables export (what they show is not for these settings), and
+// where the core names a setting (a dim the graph cannot take) the message stands by that field.
+function showStale(error) {
+  $('#results').classList.toggle('stale', Boolean(error) && Boolean(result));
+  $('#export-json').disabled = Boolean(error) || !result;
+  $('#export-csv').disabled = Boolean(error) || !result;
+  for (const note of document.querySelectorAll('.field-error[data-from="predict"]')) note.remove();
+  const named = error?.message?.match(/dim '([^']+)'/);
+  if (!named || !model) return;
+  const el = named[1] === model.batchSymbol ? $('#batch') : document.querySelector(`#dims input[data-dim="${CSS.escape(named[1])}"]`);
+  if (!el) return;
+  const note = h('span', { class: 'field-error', role: 'status', 'data-from': 'predict', id: `${el.id || `dim-${named[1]}`}-limit`,
+    text: (error.detail ?? error.message).replace(/^cannot broadcast dims \d+ and \d+: /, '').replace(/ \[node .*$/, '') +
+      (error.node ? ` (node '${error.node.replace(/^'|'$/g, '')}'${error.opType ? `, ${error.opType}` : ''})` : '') });
+  el.closest('label').after(note);
+}
+
 function renderAll() {
   renderTable();
   renderWarnings();
@@ -820,7 +847,9 @@ function wire() {
   window.addEventListener('hashchange', () => {
     const next = parseFragment(location.hash);
     const exampleChanged = next.example && next.example !== settings.example;
-    settings = { ...next, dims: { ...settings.dims, ...next.dims } };
+    // Settings that belong to a model (its dims) do not carry over to another model: only those the link
+    // names do, the rest are the new model's defaults.
+    settings = { ...next, dims: exampleChanged ? { ...next.dims } : { ...settings.dims, ...next.dims } };
     fillForm();
     if (exampleChanged) openExample(next.example, true);
     else predictSoon();

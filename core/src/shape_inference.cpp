@@ -304,6 +304,13 @@ void ShapeContext::discard_subgraph(const Graph& body) {
     }
 }
 
+std::vector<std::string> ShapeContext::symbols_bound_to(std::int64_t value) const {
+  std::vector<std::string> out;
+  for (const auto& [name, v] : bindings_.values)
+    if (v == value) out.push_back(name);
+  return out;
+}
+
 void ShapeContext::fail(const std::string& message) const {
   throw Error(message, Location{node_.byte_offset, node_.display_name(), node_.op_type, graph_.path});
 }

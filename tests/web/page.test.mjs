@@ -47,6 +47,8 @@ function runCli(file, args) {
   return JSON.parse(r.stdout);
 }
 
+const cli0 = () => cli;
+
 function cliError(file) {
   const r = spawnSync(cli, ['predict', file, '--json'], { encoding: 'utf8' });
   assert.equal(r.status, 1);
@@ -301,6 +303,47 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     await p.waitForFunction(() => document.querySelector('#batch-error')?.textContent === '', null, { timeout: SLOW });
     await p.waitForFunction(() => [...document.querySelectorAll('#table tbody tr')].every((tr) => tr.dataset.batch === '4'),
       null, { timeout: SLOW });
+    assert.deepEqual(p.errors, []);
+    await p.close();
+  });
+
+  test('a dim the model cannot take is explained by its field; the table greys, then clears for another model', { timeout: SLOW }, async () => {
+    const p = await newPage();
+    await p.goto(`${server.origin}/#example=bert_base&devices=l4,t4`);
+    await ready(p, 'bert_base.onnx');
+    await p.fill('input[data-dim="sequence"]', '8192');
+    await p.waitForFunction(() => document.querySelector('#status').dataset.state === 'error', null, { timeout: SLOW });
+    const note = await p.textContent('#dim-sequence-limit');
+    assert.match(note, /^dim 'sequence' = 8192 exceeds the 512 the graph fixes here .*the model takes 'sequence' up to 512 \(node '\/Add', Add\)$/);
+    const cli = spawnSync(cli0(), ['predict', join(root, 'public/examples/bert_base.onnx'), '--dim', 'sequence=8192'], { encoding: 'utf8' });
+    assert.ok(cli.stderr.includes("the model takes 'sequence' up to 512 [node '/Add' (Add)"), cli.stderr);
+    assert.ok(await p.$eval('#results', (e) => e.classList.contains('stale')), 'the table is greyed');
+    assert.equal(await p.isDisabled('#export-json'), true);
+    assert.equal(await p.isDisabled('#export-csv'), true);
+    assert.match(await p.textContent('#status'), /The greyed table is for the last settings that could/);
+    assert.ok((await tableRows(p)).every((r) => r.device === 'l4' || r.device === 't4'));
+    await p.fill('input[data-dim="sequence"]', '256');
+    await ready(p, 'bert_base.onnx');
+    assert.equal(await p.$('#dim-sequence-limit'), null);
+    assert.ok(!(await p.$eval('#results', (e) => e.classList.contains('stale'))));
+    assert.equal(await p.isDisabled('#export-json'), false);
+    // A link to another model with a setting that does not fit it: nothing of the model before stays.
+    await p.evaluate(() => { location.hash = '#example=resnet50&devices=l4,t4'; });
+    await ready(p, 'resnet50.onnx');
+    assert.equal(await p.$('input[data-dim="sequence"]'), null, 'BERT\'s sequence is not a ResNet-50 setting');
+    await p.evaluate(() => { location.hash = '#example=bert_base&devices=l4,t4&dim.sequence=9000'; });
+    await p.waitForFunction(() => document.querySelector('#model-info .model-name strong')?.textContent === 'bert_base.onnx' &&
+      document.querySelector('#status').dataset.state === 'error', null, { timeout: SLOW });
+    assert.equal((await tableRows(p)).length, 0, 'ResNet-50\'s rows are not shown under BERT\'s name');
+    assert.equal(await p.isDisabled('#export-json'), true);
+    assert.match(await p.textContent('#status'), /^bert_base\.onnx could not be predicted with these settings/);
+    assert.match(await p.textContent('#dim-sequence-limit'), /'sequence' = 9000 exceeds the 512/);
+    // The example's own default when the link names none.
+    await p.evaluate(() => { location.hash = '#example=resnet50&devices=l4,t4'; });
+    await ready(p, 'resnet50.onnx');
+    await p.evaluate(() => { location.hash = '#example=bert_base&devices=l4,t4'; });
+    await ready(p, 'bert_base.onnx');
+    assert.equal(await p.inputValue('input[data-dim="sequence"]'), '128');
     assert.deepEqual(p.errors, []);
     await p.close();
   });

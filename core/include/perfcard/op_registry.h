@@ -83,6 +83,9 @@ class ShapeContext {
   bool may_rerun(const Graph& body) const;
 
   [[noreturn]] void fail(const std::string& message) const;
+  // The symbolic dims the caller bound to `value` (batch=8, sequence=8192), by name, for messages that
+  // tell which setting a failing size came from.
+  std::vector<std::string> symbols_bound_to(std::int64_t value) const;
   void warn(const std::string& message);
   std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank) const;  // fails when out of range
 

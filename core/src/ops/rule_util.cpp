@@ -4,6 +4,31 @@
 
 namespace perfcard::ops {
 
+namespace {
+
+// Two known sizes that do not broadcast. Where one is a dim the caller bound (sequence = 8192) and the
+// other is fixed in the graph (a table of 512 learned positions), the setting is what is wrong: the
+// message names it and the size the graph allows there.
+[[noreturn]] void broadcast_failure(const ShapeContext& c, std::int64_t x, std::int64_t y) {
+  std::string msg = "cannot broadcast dims " + std::to_string(x) + " and " + std::to_string(y);
+  const auto bx = c.symbols_bound_to(x), by = c.symbols_bound_to(y);
+  if (bx.empty() == by.empty()) c.fail(msg);
+  const std::int64_t bound = bx.empty() ? y : x, fixed = bx.empty() ? x : y;
+  std::string names;
+  for (const auto& n : bx.empty() ? by : bx) names += (names.empty() ? "'" : "' or '") + n;
+  names += "'";
+  const std::string b = std::to_string(bound), f = std::to_string(fixed);
+  if (bound > fixed)
+    msg += ": dim " + names + " = " + b + " exceeds the " + f + " the graph fixes here (a table of " + f +
+           " learned positions, say): the model takes " + names + " up to " + f;
+  else
+    msg += ": dim " + names + " = " + b + " meets a size the graph fixes at " + f + " here: the model takes " +
+           names + " = " + f;
+  c.fail(msg);
+}
+
+}  // namespace
+
 std::vector<std::int64_t> broadcast(ShapeContext& c, const std::vector<std::int64_t>& a,
                                     const std::vector<std::int64_t>& b) {
   std::size_t r = std::max(a.size(), b.size());
@@ -15,7 +40,7 @@ std::vector<std::int64_t> broadcast(ShapeContext& c, const std::vector<std::int6
     else if (y == 1) out[i] = x;
     else if (x < 0 || y < 0) out[i] = x < 0 ? y : x;  // one unknown: the other (non-1) dim must win
     else if (x == y) out[i] = x;
-    else c.fail("cannot broadcast dims " + std::to_string(x) + " and " + std::to_string(y));
+    else broadcast_failure(c, x, y);
   }
   return out;
 }
