@@ -207,6 +207,7 @@ async function predict() {
     setStatus('ready', 'No device chosen: pick some under Devices.');
     return;
   }
+  renderSettingsSummary();
   const table = predictOptions(settings, ids);
   const sweep = model.batchSymbol ? { ...table, batch: SWEEP } : null;
   const replay = replayOptions(table);
@@ -357,9 +358,10 @@ function renderTable() {
   $('#table-note').replaceChildren('Predicted (not measured) by ',
     h('strong', { text: used.join(' and ') || 'the predictor' }), used.length > 1 ? ' (each row names its own)' : '',
     '. Latency: end to end with runtime ', h('strong', { text: runtimes.join(' (GPUs) and ') + (runtimes.length > 1 ? ' (CPUs)' : '') }),
-    ', ± the predictor\'s held-out error for that device family, or the ensemble\'s 80% band (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
-    '). Host-bound: the device computes less than half of that time (its busy time is the kernel floor) and waits on the host issuing kernels the rest.',
-    result.replay ? ` CUDA graphs: the same kernels replayed from a CUDA graph (runtime ${REPLAY_RUNTIME}: CUDA graphs, torch.compile's reduce-overhead), by the roofline, not fitted on measurements.` : '',
+    result.replay ? '; CUDA graphs: the same kernels replayed from a CUDA graph.' : '.');
+  $('#table-about').replaceChildren('Latency ± the predictor\'s held-out error for that device family, or the ensemble\'s 80% band (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
+    '). Host-bound: the device computes less than half of the latency (its busy time is the kernel floor) and waits on the host issuing kernels the rest.',
+    result.replay ? ` CUDA graphs: runtime ${REPLAY_RUNTIME} (CUDA graphs, torch.compile's reduce-overhead), predicted by the roofline, not fitted on measurements.` : '',
     ' * = the device lacks the requested precision.');
   tbody.replaceChildren(...sortedRows().map((r) => {
     const cap = r.device_memory_gb * 1e9 / 2 ** 20;
@@ -660,6 +662,15 @@ function fillForm() {
   renderDeviceSummary();
 }
 
+// The closed settings panel (on a phone it starts closed, so the table is on the first screen) says
+// what the table is for in one line.
+function renderSettingsSummary() {
+  const parts = [`batch ${settings.batch}`, ...Object.entries(settings.dims).map(([k, v]) => `${k} ${v}`),
+    settings.precision || 'fp16 GPU / fp32 CPU', settings.mode, settings.runtime || 'pytorch-eager',
+    `predictor ${settings.predictor || 'auto'}`, $('#devices-summary').textContent];
+  $('#settings-summary').textContent = parts.join(' · ');
+}
+
 function renderDeviceSummary() {
   const ids = selectedIds();
   const gpus = gpuIds();
@@ -668,7 +679,7 @@ function renderDeviceSummary() {
 }
 
 function buildForm() {
-  $('#region').replaceChildren(...catalog.regions.map((r) => h('option', { value: r.code, text: `${r.name} (${F.sig(r.g_per_kwh)} g/kWh)` })));
+  $('#region').replaceChildren(...catalog.regions.map((r) => h('option', { value: r.code, text: `${r.name} (${F.sig(r.g_per_kwh)} g)`, title: `${F.sig(r.g_per_kwh)} gCO₂e/kWh` })));
   $('#runtime').replaceChildren(...catalog.runtimes.filter((r) => r.kind === 'gpu').map((r) => h('option', { value: r.name, text: r.name })));
   const item = (d) => h('li', {},
     h('label', {}, h('input', { type: 'checkbox', value: d.id, name: 'device' }), ` ${d.name}`,
@@ -886,6 +897,7 @@ function registerOffline() {
 
 async function main() {
   registerOffline();
+  if (window.matchMedia('(max-width: 760px)').matches) $('#settings-box').open = false;
   wire();
   // The worker compiles the wasm module while the examples list arrives; the default model's download
   // starts as soon as its name is known, and the form is built when the catalog arrives.

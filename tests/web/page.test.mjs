@@ -373,6 +373,29 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     await p.close();
   });
 
+  test('the first prediction is on the first screen at 1400x900 and 390x844; on a phone the device column stays put', { timeout: SLOW }, async () => {
+    for (const [width, height] of [[1400, 900], [390, 844]]) {
+      const p = await newPage();
+      await p.setViewportSize({ width, height });
+      await p.goto(`${server.origin}/`);
+      await ready(p, 'resnet50.onnx');
+      const [top, bottom] = await p.$eval('#table tbody tr', (tr) => { const r = tr.getBoundingClientRect(); return [r.top, r.bottom]; });
+      assert.ok(top >= 0 && bottom <= height, `${width}x${height}: the first row spans ${top}..${bottom} px`);
+      await p.screenshot({ path: join(shots, `page-first-screen-${width}x${height}.png`) });
+      if (width < 760) {
+        assert.equal(await p.$eval('#settings-box', (d) => d.open), false, 'the settings start closed on a phone');
+        assert.match(await p.textContent('#settings-summary'), /^batch 1 · .* · predictor auto · all 16 GPUs$/);
+        const left = () => p.$eval('#table tbody th', (th) => th.getBoundingClientRect().left);
+        const before = await left();
+        const moved = await p.$eval('.results .table-wrap', (w) => { w.scrollLeft = 300; return w.scrollLeft; });
+        assert.ok(moved > 100, 'the table scrolls sideways');
+        assert.ok(Math.abs((await left()) - before) < 1, 'the device column stays where it was');
+      }
+      assert.deepEqual(p.errors, []);
+      await p.close();
+    }
+  });
+
   test('a 1 GB file does not freeze the page', { timeout: 10 * 60_000 }, async (t) => {
     const big = join(root, 'build', 'bench-models', 'mlp_1gb.onnx');
     if (!existsSync(big)) return t.skip('no build/bench-models/mlp_1gb.onnx (scripts/fixtures/make_bench_models.py makes it)');
