@@ -1,7 +1,7 @@
 // The PerfCard page: settings, the device table, charts, MIG view, export. All model work happens in
 // worker.js (the wasm core in a Web Worker); this file only talks to it and draws.
 import * as F from './format.js';
-import { PALETTE, barChart, lineChart, migStrip, roofline } from './charts.js';
+import { PALETTE, barChart, lineChart, migStrip, roofline, styleOf } from './charts.js';
 import { MEMBERS } from './predictors.js';
 import { SWEEP, parseFragment, predictOptions, toFragment } from './state.js';
 
@@ -320,9 +320,19 @@ function widthOf(el, max) {
   return Math.round(Math.max(300, Math.min(max, el.clientWidth || max)));
 }
 
+function styleOfDevice(id) {
+  return styleOf(Math.max(0, selectedIds().indexOf(id)));
+}
 function colorOf(id) {
-  const ids = selectedIds();
-  return PALETTE[Math.max(0, ids.indexOf(id)) % PALETTE.length];
+  return styleOfDevice(id).color;
+}
+// A device's swatch: its colour, dashed for the second eight (as its line in the charts).
+function swatch(id) {
+  const { color, dashed } = styleOfDevice(id);
+  const sw = h('span', { class: dashed ? 'swatch dashed' : 'swatch', 'aria-hidden': 'true', 'data-color': color });
+  if (dashed) sw.style.borderTopColor = color;
+  else sw.style.background = color;
+  return sw;
 }
 
 function sortedRows() {
@@ -372,7 +382,7 @@ function renderTable() {
     const warn = r.warnings.length ? h('span', { class: 'warn-dot', title: r.warnings.join('\n'), 'aria-label': `${r.warnings.length} note(s)` , text: ' ⚑' }) : null;
     return h('tr', { 'data-device': r.device, 'data-batch': r.batch, class: r.fits ? '' : 'nofit' },
       h('th', { scope: 'row', 'data-key': 'device', 'data-value': r.device },
-        h('span', { class: 'swatch', 'aria-hidden': 'true', 'data-color': colorOf(r.device) }), r.device_name, warn,
+        swatch(r.device), r.device_name, warn,
         h('small', { class: 'id', text: r.device })),
       cell('precision', r.precision, r.precision + (r.precision !== r.precision_requested ? '*' : '')),
       cell('latency_ms', r.latency_ms, F.ms(r.latency_ms), h('small', { class: 'unc', ...F.bandText(r) }),
@@ -386,7 +396,6 @@ function renderTable() {
       cell('mig', r.mig ? r.mig.recommended : null, F.migText(r)),
       cell('predictor', r.predictor.name, h('span', { class: r.out_of_distribution ? 'ood' : '', title: r.predictor.version + (r.out_of_distribution ? ': outside the predictor\'s training data, its error may be larger than stated' : ''), text: r.predictor.name + (r.out_of_distribution ? ' (out of distribution)' : '') })));
   }));
-  for (const s of tbody.querySelectorAll('.swatch')) s.style.background = s.dataset.color;
 }
 
 function renderWarnings() {
@@ -417,7 +426,7 @@ function renderSweep() {
     if (!by.has(r.device)) by.set(r.device, []);
     by.get(r.device).push(r);
   }
-  const series = (f) => [...by].map(([id, rows]) => ({ name: rows[0].device_name, color: colorOf(id), points: rows.map((r) => [r.batch, f(r), r.fits]) }));
+  const series = (f) => [...by].map(([id, rows]) => ({ name: rows[0].device_name, ...styleOfDevice(id), points: rows.map((r) => [r.batch, f(r), r.fits]) }));
   // One dashed line per capacity; devices with equal memory share it.
   const capsByY = new Map();
   for (const [id, rows] of by) {
@@ -433,9 +442,7 @@ function renderSweep() {
   mem.replaceChildren(h('figcaption', { text: 'Peak memory (MiB) with capacities' }),
     lineChart({ title: 'Peak memory vs batch', xLabel: 'batch', yLabel: 'MiB', series: series((r) => r.peak_memory_mb), hlines: [...capsByY.values()], xTicks: SWEEP, width: widthOf(mem, 640) }));
   legend.replaceChildren(...[...by].map(([id, rows]) => {
-    const sw = h('span', { class: 'swatch', 'aria-hidden': 'true' });
-    sw.style.background = colorOf(id);
-    return h('li', {}, sw, rows[0].device_name);
+    return h('li', { 'data-device': id }, swatch(id), rows[0].device_name);
   }));
 }
 

@@ -7,7 +7,12 @@ const NS = 'http://www.w3.org/2000/svg';
 
 // Okabe-Ito colours, readable on white, distinguishable with common colour-vision deficiencies.
 export const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#7A5C00', '#56B4E9', '#000000', '#882255',
-  '#44AA99', '#999933', '#AA4499', '#332288'];
+  '#44AA99', '#999933', '#AA4499', '#332288', '#117733', '#661100', '#6A3D9A', '#B15928'];
+// Sixteen colours are not sixteen distinguishable ones: the second eight series are also dashed (the
+// table's swatches and the legend show the same), so no two of the 16 default GPUs look alike.
+export function styleOf(index) {
+  return { color: PALETTE[index % PALETTE.length], dashed: index % PALETTE.length >= 8 };
+}
 
 export function svg(name, attrs = {}, children = []) {
   const e = document.createElementNS(NS, name);
@@ -115,7 +120,7 @@ export function lineChart({ title, xLabel, yLabel, series, hlines = [], width = 
     let ly = y + 4;
     if (Math.abs(ly - lastY) < 12) ly = lastY - 12;
     lastY = ly;
-    s.append(text(width - m.r + 6, ly, h.label, { class: 'hline-label', fill: h.color }));
+    s.append(text(width - m.r + 6, ly, h.label, { class: 'hline-label' }));  // dark text: small labels need 4.5:1
   }
   for (const ser of series) {
     const pts = ser.points.filter((p) => p[1] > 0);

@@ -198,6 +198,24 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     assert.ok(await page.$$eval('#chart-optypes svg rect', (r) => r.length) >= 3, 'op-type bars');
     assert.ok(await page.$$eval('#chart-roofline svg circle', (c) => c.length) > 10, 'kernels on the roofline');
     assert.ok(await page.$$eval('#mig .mig-card', (c) => c.length) >= 5, 'MIG cards');
+    // 16 GPUs, 16 looks: colour and dash in the legend and the charts' lines, the same as the table's swatches.
+    const looks = await page.$$eval('#legend li .swatch', (sw) => sw.map((e) => `${e.dataset.color} ${e.classList.contains('dashed')}`));
+    assert.equal(looks.length, 16);
+    assert.equal(new Set(looks).size, 16, looks.join('; '));
+    const lines = await page.$$eval('#chart-throughput svg g.series polyline', (ps) => ps.map((p) => `${p.getAttribute('stroke')} ${p.getAttribute('stroke-dasharray') !== null}`));
+    assert.deepEqual(lines, looks);
+    // Small chart text meets 4.5:1 against the white chart background.
+    const contrast = await page.$$eval('svg.chart text', (ts) => {
+      const lum = (c) => {
+        const [r, g, b] = c.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number).map((v) => v / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+      };
+      return ts.filter((t) => parseFloat(getComputedStyle(t).fontSize) <= 12 && !t.classList.contains('mig-label'))
+        .map((t) => ({ text: t.textContent, ratio: 1.05 / (lum(getComputedStyle(t).fill) + 0.05) }));
+    });
+    assert.ok(contrast.length > 20);
+    const low = contrast.filter((c) => c.ratio < 4.5);
+    assert.deepEqual(low, [], 'small chart labels below 4.5:1');
     await page.selectOption('#focus', 'l4');
     assert.match(await page.textContent('#breakdown-note'), /NVIDIA L4/);
     const prov = await page.textContent('#provenance');
