@@ -16,7 +16,6 @@ Run: /usr/bin/python3 -m scripts.calibration.calibrate_roofline   (needs ../shar
 """
 import argparse
 import datetime
-import hashlib
 import json
 import math
 import os
@@ -63,20 +62,6 @@ RUNTIMES = {
                                 "workspace: PyTorch cuBLAS default :4096:2:16:8 (8.125 MiB) + cuBLASLt 32 MiB on "
                                 "sm90 (pytorch/pytorch#120925, citing the cuBLAS guide), an upper bound before Hopper; "
                                 "caching-allocator fragmentation not modelled"},
-    # PyTorch eager's kernels captured once and replayed as a CUDA graph (torch.cuda.CUDAGraph,
-    # make_graphed_callables; what torch.compile's "reduce-overhead" mode adds to its own fusion): the same
-    # kernels, memory and libraries as eager, but no host dispatch per op. What remains per kernel is the GPU
-    # front end issuing the next node, about a microsecond (order of magnitude from NVIDIA's "Getting
-    # Started with CUDA Graphs", developer.nvidia.com/blog/cuda-graphs/). Not fitted: no public whole-model
-    # graph-replay measurements are in our data, and the learned predictors never trained on this runtime.
-    "pytorch-cuda-graphs": {"kind": "gpu", "dispatch_us": 1.0, "fuse_elementwise": False, "fuse_bias": True,
-                            "fuse_decomposed": True,
-                            "conv_fp32_as_tf32": True, "matmul_fp32_as_tf32": False,
-                            "context_mb": 300.0, "workspace_mb": 40.125, "allocator_overhead": 0.0,
-                            "source": "eager's kernels replayed from a CUDA graph: eager's memory figures (the "
-                                      "graph's private pool holds the same activations); ~1 us per kernel for the "
-                                      "GPU to issue the next graph node, an estimate (NVIDIA CUDA Graphs blog), "
-                                      "not fitted on measurements"},
     # ONNX Runtime on CPUs: graph optimizations fuse conv+activation and pointwise chains.
     "onnxruntime": {"kind": "cpu", "dispatch_us": None, "fuse_elementwise": True, "fuse_bias": True,
                     "fuse_decomposed": True,
@@ -84,6 +69,17 @@ RUNTIMES = {
                     "context_mb": 0.0, "workspace_mb": 0.0, "allocator_overhead": 0.0,
                     "source": "CPU: memory is host RAM; runtime footprint not modelled"},
 }
+# PyTorch eager's kernels captured once and replayed as a CUDA graph (torch.cuda.CUDAGraph,
+# make_graphed_callables; what torch.compile's "reduce-overhead" mode adds to its own fusion): eager's
+# kernels, memory and libraries, but no host dispatch per op. What remains per kernel is the GPU front end
+# issuing the next node, about a microsecond (order of magnitude from NVIDIA's "Getting Started with CUDA
+# Graphs", developer.nvidia.com/blog/cuda-graphs/). Not fitted: no public whole-model graph-replay
+# measurements are in our data, and the learned predictors never trained on this runtime.
+RUNTIMES["pytorch-cuda-graphs"] = {
+    **RUNTIMES["pytorch-eager"], "dispatch_us": 1.0,
+    "source": "eager's kernels replayed from a CUDA graph: eager's memory figures (the graph's private pool holds "
+              "the same activations); ~1 us per kernel for the GPU to issue the next graph node, an estimate "
+              "(NVIDIA CUDA Graphs blog), not fitted on measurements"}
 
 
 def require_public():
