@@ -15,12 +15,14 @@ import { withPredictors } from './predictors.js';
 const CSS = `
 :host { display: block; max-width: 720px; font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif;
   font-size: 14px; line-height: 1.4; color: #1b1f24; }
-.card { border: 1px solid #d0d7de; border-radius: 10px; background: #fff; overflow: hidden; }
+.card { border: 1px solid #d0d7de; border-radius: 10px; background: #fff; overflow: hidden; box-sizing: border-box;
+  display: flex; flex-direction: column; max-height: 100%; }
+header, footer { flex: none; }
 header { display: flex; justify-content: space-between; align-items: baseline; gap: 8px; padding: 10px 12px 6px;
   border-bottom: 1px solid #e3e7eb; flex-wrap: wrap; }
 h2 { margin: 0; font-size: 15px; }
 .sub { color: #545d68; font-size: 12px; }
-.wrap { overflow-x: auto; }
+.wrap { overflow: auto; min-height: 0; flex: 0 1 auto; }
 table { border-collapse: collapse; width: 100%; font-size: 12.5px; }
 th, td { padding: 5px 7px; text-align: right; white-space: nowrap; border-bottom: 1px solid #eef1f4; }
 th:first-child, td:first-child { text-align: left; }

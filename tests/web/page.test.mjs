@@ -460,6 +460,13 @@ describe('the widget and the embed page', { skip, timeout: 10 * 60_000 }, () => 
     // The iframe embed.
     const frame = page.frameLocator('#embed');
     await frame.locator('perf-card[data-state=ready]').waitFor({ timeout: SLOW });
+    // At the documented 240 px the card's footer (what predicted it, the carbon region) stays in view.
+    const fit = await frame.locator('perf-card').evaluate((el) => {
+      const f = el.shadowRoot.querySelector('footer').getBoundingClientRect();
+      return { bottom: f.bottom, height: f.height, viewport: window.innerHeight };
+    });
+    assert.equal(fit.viewport, 240 - 2, 'the iframe is 240 px tall (less its border)');
+    assert.ok(fit.height > 0 && fit.bottom <= fit.viewport, `footer ends at ${fit.bottom} of ${fit.viewport} px`);
     await page.locator('#embed').screenshot({ path: join(shots, 'embed.png') });
     assert.deepEqual(page.errors, []);
     assert.deepEqual(net.foreign, []);
