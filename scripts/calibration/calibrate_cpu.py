@@ -136,7 +136,7 @@ def main():
     prov["cpu"] = "stage E (scripts/calibration/calibrate_cpu.py): fitted on our onnxruntime-node measurements; see stage_e"
     prov["stage_e"] = {
         "script": "scripts/calibration/calibrate_cpu.py",
-        "source": "data/measured/cpu_ort_node.csv (+ machine.json): onnxruntime-node " + m.get("onnxruntime_node", "?")
+        "source": "data/measured/cpu_ort_node.csv (+ machines.json): onnxruntime-node " + m.get("onnxruntime_node", "?")
                   + ", fp32, median of runs; rows with drift=1 (machine loaded) left out",
         "machine": {"machine_id": m["machine_id"], "catalog_id": m["catalog_id"], "cpus": m.get("cpus")},
         "rows": counts,

@@ -30,6 +30,7 @@ from scripts.data import catalog_features, devices, op_table, sources
 from scripts.data.graph_features import (NODE_FEATURES, TOTALS, AnalyzeCache, op_classes, op_vocab,
                                          schema_hash)
 from scripts.data.zoo_index import LEGACY, ZooIndex
+from scripts.measure import machines
 from scripts.zoo import manifest as zm
 
 MEASURED = Path(paths.MEASURED)
@@ -222,20 +223,21 @@ class Tables:
                 self.add(e, self._bind(e), src, key, dict(self._labels(r), **dev))
 
     def cpu_ours(self):
-        """Our measurements of the build machine: onnxruntime-node (1-2 threads) and onnxruntime-web's wasm
-        backend (1 thread, in node and in headless Chromium: the browser's "this device")."""
-        self._ours("perfcard_cpu_ort_node", "cpu_ort_node.csv", "machine.json", lambda r: "onnxruntime-node")
-        self._ours("perfcard_web_ort_wasm", "web_ort_wasm.csv", "machine_web.json",
-                   lambda r: f"onnxruntime-web-wasm ({r.env})")
+        """Our measurements of the build machines (data/measured/machines.json): onnxruntime-node (1-2
+        threads) and onnxruntime-web's wasm backend (1 thread, in node and in headless Chromium: the
+        browser's "this device")."""
+        self._ours("perfcard_cpu_ort_node", "cpu_ort_node.csv", lambda r: "onnxruntime-node")
+        self._ours("perfcard_web_ort_wasm", "web_ort_wasm.csv", lambda r: f"onnxruntime-web-wasm ({r.env})")
 
-    def _ours(self, src: str, csv_name: str, machine_name: str, runtime_of) -> None:
+    def _ours(self, src: str, csv_name: str, runtime_of) -> None:
         path = MEASURED / csv_name
         if not path.exists():
             return
-        machine = json.loads((MEASURED / machine_name).read_text())
-        dev_id = catalog_features.canonical(machine.get("catalog_id"))
         m = pd.read_csv(path)
         for r in m.itertuples(index=False):
+            # Each row's machine is its own (the build VM changed between sessions); one without a
+            # catalog entry is counted under its raw id.
+            dev_id = catalog_features.canonical(machines.catalog_id(r.machine_id))
             key = dev_id or f"raw:{r.machine_id}"
             if int(r.drift) == 1:
                 self.report[src]["unmatched"][(key, "taken during drift (drift=1)")] += 1

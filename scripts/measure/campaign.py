@@ -19,7 +19,6 @@ import csv
 import datetime
 import json
 import os
-import platform
 import random
 import shutil
 import statistics
@@ -28,6 +27,7 @@ import tempfile
 import time
 
 from scripts import paths
+from scripts.measure import machines
 from scripts.measure.materialize import materialize
 from scripts.zoo import manifest as zoo_manifest
 
@@ -40,18 +40,10 @@ REFERENCE = ("resnet18", 1, 0, 0, 1)
 
 
 def machine():
-    lscpu = subprocess.run(["lscpu", "-J"], capture_output=True, text=True).stdout
-    fields = {f["field"].rstrip(":"): f["data"] for f in json.loads(lscpu)["lscpu"]} if lscpu else {}
-    mem = next((line.split()[1] for line in open("/proc/meminfo") if line.startswith("MemTotal")), "0")
-    node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    """This machine as machines.py describes it, with the onnxruntime-node version the campaign runs."""
+    desc = machines.describe()
     with open(os.path.join(paths.MEASURE, "package.json")) as f:
-        ort = json.load(f)["dependencies"]["onnxruntime-node"]
-    desc = {"cpu_model": fields.get("Model name"), "vendor": fields.get("Vendor ID"), "family": fields.get("CPU family"),
-            "model": fields.get("Model"), "cpus": fields.get("CPU(s)"), "threads_per_core": fields.get("Thread(s) per core"),
-            "l3": fields.get("L3 cache"), "flags_avx512f": "avx512f" in fields.get("Flags", ""),
-            "hypervisor": fields.get("Hypervisor vendor"), "mem_total_kib": int(mem), "kernel": platform.release(),
-            "node": node, "onnxruntime_node": ort, "catalog_id": "cpu-build-vm-amd-epyc-zen4"}
-    desc["machine_id"] = f"{desc['vendor']}-{desc['family']}-{desc['model']}-{desc['cpus']}cpu-{desc['mem_total_kib'] // 1048576}g"
+        desc["onnxruntime_node"] = json.load(f)["dependencies"]["onnxruntime-node"]
     return desc
 
 
@@ -331,10 +323,7 @@ def main():
         subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=paths.MEASURE, check=True,
                        env=dict(os.environ, ONNXRUNTIME_NODE_INSTALL_CUDA="skip"))
     os.makedirs(OUT_DIR, exist_ok=True)
-    desc = machine()
-    with open(os.path.join(OUT_DIR, "machine.json"), "w") as f:
-        json.dump(desc, f, indent=1, sort_keys=True)
-        f.write("\n")
+    desc = machines.record(machine())
     done = done_configs(CSV, desc["machine_id"], config_key)
     todo = [c for c in configs(models, set(filter(None, args.models.split(","))), args.max_gflop) if c not in done]
     print(f"{len(done)} configurations done on {desc['machine_id']}, {len(todo)} to go", flush=True)

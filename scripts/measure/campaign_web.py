@@ -25,7 +25,7 @@ import time
 import onnx
 
 from scripts import paths
-from scripts.measure import campaign  # constants, machine description, configuration order, materialize, the piece loop
+from scripts.measure import campaign, machines  # campaign: constants, configuration order, materialize, the piece loop
 from scripts.measure.campaign import run_piece
 
 CSV = os.path.join(campaign.OUT_DIR, "web_ort_wasm.csv")
@@ -34,10 +34,9 @@ ENVS = ("node", "chromium")
 
 
 def machine_web():
-    desc = campaign.machine()
+    desc = machines.describe()
     with open(os.path.join(paths.MEASURE, "package.json")) as f:
         desc["onnxruntime_web"] = json.load(f)["dependencies"]["onnxruntime-web"]
-    desc.pop("onnxruntime_node", None)
     chromium = os.environ.get("PERFCARD_CHROMIUM", "/usr/bin/chromium")
     r = subprocess.run([chromium, "--version"], capture_output=True, text=True) if os.path.exists(chromium) else None
     desc["chromium"] = r.stdout.strip() if r and r.returncode == 0 else None
@@ -94,10 +93,7 @@ def main():
     models = campaign.zoo_models([s for s in args.sets.split(",") if s])
     out_dir = os.path.dirname(os.path.abspath(args.csv))
     os.makedirs(out_dir, exist_ok=True)
-    desc = machine_web()
-    with open(os.path.join(out_dir, "machine_web.json"), "w") as f:
-        json.dump(desc, f, indent=1, sort_keys=True)
-        f.write("\n")
+    desc = machines.record(machine_web(), os.path.join(out_dir, "machines.json"))
     done = campaign.done_configs(args.csv, desc["machine_id"], config_key)
     todo = [c for c in configs(models, set(filter(None, args.models.split(","))), envs, args.max_gflop)
             if c not in done]

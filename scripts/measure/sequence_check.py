@@ -10,7 +10,8 @@ after another) and a Gather its whole table (an embedding lookup reads only its 
   embbag_recsys    a DLRM-style recommender: 8 EmbeddingBag(200000, 64, mode=sum) tables (410 MB), a dense
                    bottom MLP, pairwise dot interactions and a top MLP; [batch] bags of 20 ids per table
 Exports go to scripts/zoo/out/sequence/ (git-ignored; real random weights, since onnxruntime runs them).
-Rows go to data/measured/cpu_ort_node_sequence.csv with this machine's id (data/measured/machine.json);
+Rows go to data/measured/cpu_ort_node_sequence.csv with this machine's id (data/measured/machines.json;
+other machines' rows are kept, and only rows of a machine with a catalog entry are predicted);
 drift: one reference configuration is timed before and after the rows, which are marked when it moved
 more than 5%. --predict-only reuses the committed rows and prints the comparison (after a core
 change, to see its effect without re-measuring).
@@ -25,6 +26,7 @@ import subprocess
 import sys
 
 from scripts import paths
+from scripts.measure import campaign, machines
 
 OUT = os.path.join(paths.ZOO_OUT, "sequence")
 CSV = os.path.join(paths.MEASURED, "cpu_ort_node_sequence.csv")
@@ -129,13 +131,13 @@ def main():
     ap.add_argument("--predict-only", action="store_true")
     ap.add_argument("--cli", default=CLI, help="the perfcard CLI to predict with (an older build, to compare)")
     args = ap.parse_args()
-    machine = json.load(open(os.path.join(paths.MEASURED, "machine.json")))
+    machine = machines.record(campaign.machine())
     if not all(os.path.exists(os.path.join(OUT, m + ".onnx")) for m, _, _ in CONFIGS):
         export_all()
     rows = []
     if args.predict_only:
         with open(CSV) as f:
-            rows = [r for r in csv.DictReader(f) if r["machine_id"] == machine["machine_id"] and r["drift"] == "0"]
+            rows = [r for r in csv.DictReader(f) if machines.catalog_id(r["machine_id"]) and r["drift"] == "0"]
     else:
         ref0 = measure(*REFERENCE, args.threads, args.runs)["median_ms"]
         for model, batch, seq in CONFIGS:
@@ -149,15 +151,23 @@ def main():
         drift = abs(ref1 / ref0 - 1) > DRIFT_TOLERANCE
         for r in rows:
             r["drift"] = int(drift)
+        others = []
+        if os.path.exists(CSV):
+            with open(CSV) as f:
+                others = [r for r in csv.DictReader(f) if r["machine_id"] != machine["machine_id"]]
         with open(CSV, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=FIELDS)
             w.writeheader()
-            w.writerows(rows)
+            w.writerows(others + rows)
         print(f"wrote {len(rows)} rows to {os.path.relpath(CSV, paths.ROOT)} (reference {ref0:.2f} -> {ref1:.2f} ms"
               f"{', DRIFT: rows marked' if drift else ''})", file=sys.stderr)
     print(f"{'model':<16}{'batch':>6}{'seq':>6}{'measured ms':>13}{'predicted ms':>14}{'pred/meas':>11}")
     for r in rows:
-        p = predict(r["model"], int(r["batch"]), int(r["sequence"]), int(r["threads"]), machine["catalog_id"], args.cli)
+        device = machines.catalog_id(r["machine_id"])
+        if not device:
+            print(f"{r['model']}: {r['machine_id']} has no catalog entry (scripts/measure/machines.py): not predicted")
+            continue
+        p = predict(r["model"], int(r["batch"]), int(r["sequence"]), int(r["threads"]), device, args.cli)
         meas = float(r["median_ms"])
         print(f"{r['model']:<16}{int(r['batch']):>6}{int(r['sequence']):>6}{meas:>13.3f}{p:>14.3f}{p / meas:>11.2f}")
 

@@ -1,8 +1,9 @@
 """CPU latency rows matched to zoo graphs, as `perfcard eval` queries.
 
 Two sources:
-  ours  data/measured/cpu_ort_node.csv (onnxruntime-node on this build machine; machine.json names its
-        catalog entry). Only drift=0 rows (taken while the machine was quiet) are used; the thread count
+  ours  data/measured/cpu_ort_node.csv (onnxruntime-node on the build machines; each row's machine_id
+        names its catalog entry through scripts/measure/machines.py, and rows of a machine without one
+        are left out). Only drift=0 rows (taken while the machine was quiet) are used; the thread count
         of each row goes into its query, so a 1-thread row is predicted on one core.
   HELP  help_latency_long.csv.gz, NAS-Bench-201 cells on Xeons and a Raspberry Pi 4, measured with
         PyTorch on CPU (not onnxruntime), thread count not stated: predicted with every core.
@@ -16,6 +17,7 @@ import random
 import pandas as pd
 
 from scripts import paths
+from scripts.measure import machines
 from scripts.roofline.whole_models import family_split
 
 MEASURED = paths.MEASURED
@@ -28,12 +30,18 @@ HELP_CPUS = {"gold_6226": "cpu-intel-xeon-gold-6226", "gold_6240": "cpu-intel-xe
 
 
 def machine():
-    with open(os.path.join(MEASURED, "machine.json")) as f:
-        return json.load(f)
+    """The catalogued machine our onnxruntime-node rows come from (stage E fits its catalog entry); one
+    while the catalog describes one build machine."""
+    df = pd.read_csv(os.path.join(MEASURED, "cpu_ort_node.csv"), usecols=["machine_id"])
+    ids = sorted(i for i in df.machine_id.unique() if machines.catalog_id(i))
+    if len(ids) != 1:
+        raise SystemExit(f"expected onnxruntime-node rows of one catalogued machine, found {ids or 'none'} "
+                         "(scripts/measure/machines.py CATALOG_IDS)")
+    return machines.load()[ids[0]]
 
 
 def ort_rows():
-    """Drift-free rows of our onnxruntime-node campaign on this machine whose graph is in the zoo."""
+    """Drift-free rows of our onnxruntime-node campaign on the catalogued machine whose graph is in the zoo."""
     m = machine()
     df = pd.read_csv(os.path.join(MEASURED, "cpu_ort_node.csv"))
     counts = {"all": int(len(df))}

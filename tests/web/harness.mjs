@@ -24,9 +24,9 @@ export async function unavailable() {
 }
 
 /** Starts scripts/serve.mjs on a free loopback port; resolves to {origin, stop()}. */
-export function serve(dir = dist) {
+export function serve(dir = dist, port = 0) {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [join(root, 'scripts', 'serve.mjs'), '--root', dir, '--port', '0', '--quiet'], {
+    const child = spawn(process.execPath, [join(root, 'scripts', 'serve.mjs'), '--root', dir, '--port', String(port), '--quiet'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let buf = '';

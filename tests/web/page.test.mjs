@@ -10,7 +10,7 @@
 // PERFCARD_DIST and PERFCARD_CHROMIUM override where things are looked for.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -547,6 +547,43 @@ describe('offline after one visit', { skip, timeout: 10 * 60_000 }, () => {
     } finally {
       await own.close();
       if (served) await site.stop();
+    }
+  });
+
+  test('a new build installs beside the one serving the page, which offers a reload into it', { timeout: 5 * 60_000 }, async () => {
+    // Two builds of one site: this one, and a copy whose sw.js carries another version (what any change
+    // of the site's files gives), served in turn on the same origin.
+    const info = JSON.parse(readFileSync(join(dist, 'build-info.json'), 'utf8'));
+    const next = mkdtempSync(join(tmpdir(), 'perfcard-next-'));
+    cpSync(dist, next, { recursive: true });
+    const newer = 'f'.repeat(16) === info.version ? '0'.repeat(16) : 'f'.repeat(16);
+    const sw = readFileSync(join(next, 'sw.js'), 'utf8');
+    writeFileSync(join(next, 'sw.js'), sw.replace(`const VERSION = '${info.version}';`, `const VERSION = '${newer}';`));
+    let site = await serve();
+    const port = Number(new URL(site.origin).port);
+    const own = await launch();
+    try {
+      const page = await own.context.newPage();
+      await page.goto(`${site.origin}/`);
+      await ready(page, 'resnet50.onnx');
+      await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: SLOW });
+      assert.equal(await page.isHidden('#update'), true, 'nothing to offer on the first visit');
+      await site.stop();
+      site = await serve(next, port);
+      assert.equal(Number(new URL(site.origin).port), port, 'the same origin serves the next build');
+      await page.reload();
+      await ready(page, 'resnet50.onnx');
+      await page.waitForSelector('#update:not([hidden])', { timeout: SLOW });
+      const keysBefore = await page.evaluate(() => caches.keys());
+      assert.deepEqual(keysBefore.sort(), [`perfcard-${info.version}`, `perfcard-${newer}`].sort(), 'both builds cached while the old one serves');
+      await Promise.all([page.waitForEvent('load', { timeout: SLOW }), page.click('#update button')]);
+      await ready(page, 'resnet50.onnx');
+      assert.deepEqual(await page.evaluate(() => caches.keys()), [`perfcard-${newer}`], 'the old build\'s cache is gone');
+      assert.equal(await page.isHidden('#update'), true);
+    } finally {
+      await own.close();
+      await site.stop();
+      rmSync(next, { recursive: true, force: true });
     }
   });
 });

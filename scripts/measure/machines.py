@@ -1,0 +1,61 @@
+"""The machines our measurements were taken on, by machine_id (every measured row names one), in
+data/measured/machines.json; and which device catalog entry each one is.
+
+The build VM is not one machine across sessions (an AMD EPYC guest until 2026-11-24, an Intel Xeon guest
+on 2026-11-25): a campaign adds its machine's description beside the others instead of replacing one file,
+and rows map to a catalog entry by their own machine_id. A machine without a catalog entry (None) has
+rows that are data, kept and counted, but not predicted: its CPU needs an entry with sourced figures first.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+
+from scripts import paths
+
+PATH = os.path.join(paths.MEASURED, "machines.json")
+# machine_id -> weights/devices.json id, for the machines the catalog describes.
+CATALOG_IDS = {"AuthenticAMD-25-17-2cpu-23g": "cpu-build-vm-amd-epyc-zen4"}
+
+
+def describe() -> dict:
+    """This machine: lscpu fields, memory, kernel, node; its machine_id and catalog id (or None)."""
+    lscpu = subprocess.run(["lscpu", "-J"], capture_output=True, text=True).stdout
+    fields = {f["field"].rstrip(":"): f["data"] for f in json.loads(lscpu)["lscpu"]} if lscpu else {}
+    mem = next((line.split()[1] for line in open("/proc/meminfo") if line.startswith("MemTotal")), "0")
+    node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    desc = {"cpu_model": fields.get("Model name"), "vendor": fields.get("Vendor ID"), "family": fields.get("CPU family"),
+            "model": fields.get("Model"), "cpus": fields.get("CPU(s)"), "threads_per_core": fields.get("Thread(s) per core"),
+            "l3": fields.get("L3 cache"), "flags_avx512f": "avx512f" in fields.get("Flags", ""),
+            "hypervisor": fields.get("Hypervisor vendor"), "mem_total_kib": int(mem), "kernel": platform.release(),
+            "node": node}
+    desc["machine_id"] = f"{desc['vendor']}-{desc['family']}-{desc['model']}-{desc['cpus']}cpu-{desc['mem_total_kib'] // 1048576}g"
+    desc["catalog_id"] = CATALOG_IDS.get(desc["machine_id"])
+    return desc
+
+
+def load(path: str = PATH) -> dict[str, dict]:
+    """Every described machine, by machine_id."""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)["machines"]
+
+
+def record(desc: dict, path: str = PATH) -> dict:
+    """Adds (or updates) one machine's description, keeping every other machine's; returns what is stored
+    for it (fields a campaign adds, such as the runtime versions, accumulate)."""
+    known = load(path)
+    merged = {**known.get(desc["machine_id"], {}), **desc}
+    known[desc["machine_id"]] = merged
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"machines": known}, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return merged
+
+
+def catalog_id(machine_id: str) -> str | None:
+    return CATALOG_IDS.get(machine_id)
