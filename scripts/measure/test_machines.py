@@ -1,0 +1,32 @@
+"""machines.json keeps every machine a campaign ran on; rows map to catalog entries by their own id."""
+import json
+import os
+import tempfile
+import unittest
+
+from scripts.measure import machines
+
+
+class Record(unittest.TestCase):
+    def test_a_second_machine_is_added_beside_the_first_and_fields_accumulate(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "machines.json")
+            machines.record({"machine_id": "a", "node": "v20", "onnxruntime_node": "1.30.0"}, path)
+            machines.record({"machine_id": "b", "node": "v22"}, path)
+            got = machines.record({"machine_id": "a", "node": "v20", "onnxruntime_web": "1.30.0"}, path)
+            self.assertEqual(got, {"machine_id": "a", "node": "v20", "onnxruntime_node": "1.30.0", "onnxruntime_web": "1.30.0"})
+            with open(path) as f:
+                self.assertEqual(sorted(json.load(f)["machines"]), ["a", "b"])
+            self.assertEqual(machines.load(path)["b"]["node"], "v22")
+
+    def test_catalog_ids_by_machine(self):
+        self.assertEqual(machines.catalog_id("AuthenticAMD-25-17-2cpu-23g"), "cpu-build-vm-amd-epyc-zen4")
+        self.assertIsNone(machines.catalog_id("GenuineIntel-6-167-2cpu-23g"))
+        # The committed file agrees with the map.
+        for mid, desc in machines.load().items():
+            self.assertEqual(desc["machine_id"], mid)
+            self.assertEqual(desc.get("catalog_id"), machines.catalog_id(mid))
+
+
+if __name__ == "__main__":
+    unittest.main()
