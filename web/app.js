@@ -217,6 +217,7 @@ async function predict() {
   try {
     let earlyTable = null;
     let drawn = null;
+    let tableDrawn = null;  // ms from this prediction's start to its table on screen
     const early = (p) => {
       if (p.phase !== 'table') return;
       performance.mark('perfcard:table-received');
@@ -231,6 +232,7 @@ async function predict() {
       renderCli();
       perf.firstTableAt ??= performance.now();
       perf.renderTableMs = performance.now() - r0;
+      tableDrawn = performance.now() - t0;
       drawn = new Promise((resolve) => setTimeout(() => {
         renderFocusSelect();
         renderBreakdown();
@@ -257,7 +259,7 @@ async function predict() {
     setStatus('ready', `${n} device${n === 1 ? '' : 's'} at batch ${result.table.predictions[0]?.batch ?? settings.batch}` +
       ` · predicted in ${F.sig(r.ms.table, 2)} ms` + (sweep ? ` (+ ${SWEEP.length} batch sizes in ${F.sig(r.ms.sweep, 2)} ms)` : ''));
     perf.ready = true;
-    perf.last = { table: r.ms.table, sweep: r.ms.sweep, roundTrip: result.roundTrip, memoryBytes: r.memoryBytes };
+    perf.last = { table: r.ms.table, sweep: r.ms.sweep, roundTrip: result.roundTrip, tableDrawn: tableDrawn ?? result.roundTrip, memoryBytes: r.memoryBytes };
   } catch (e) {
     showError(e.message);
     // Never one model's figures under another's name: a result of the model before is cleared; a result
