@@ -225,7 +225,7 @@ async function predict() {
       // charts when the sweep arrives.
       const r0 = performance.now();
       earlyTable = p.table;
-      result = { table: p.table, replay: p.replay, sweep: null, options: table, ms: { table: p.ms, sweep: 0 }, pendingSweep: true, predictorNote: p.predictorNote, model: model.label };
+      result = { table: p.table, replay: p.replay, replayOptions: replay, sweep: null, options: table, ms: { table: p.ms, sweep: 0 }, pendingSweep: true, predictorNote: p.predictorNote, model: model.label };
       showStale(null);
       renderTable();
       renderWarnings();
@@ -242,7 +242,7 @@ async function predict() {
     };
     const r = await call('predict', { table, sweep, replay }, early);
     await drawn;
-    result = { ...r, table: r.table ?? earlyTable, replay: r.table ? r.replay : result.replay, options: table, roundTrip: performance.now() - t0, model: model.label };
+    result = { ...r, table: r.table ?? earlyTable, replay: r.table ? r.replay : result.replay, replayOptions: replay, options: table, roundTrip: performance.now() - t0, model: model.label };
     showError('');
     showStale(null);
     const r1 = performance.now();
@@ -777,6 +777,8 @@ function exportDoc() {
     cli: F.cliCommand(model.label, cliOptions(result.options)),
     prediction: F.withoutKernels(result.table),  // the document `perfcard predict --json` prints for `cli`
     sweep: result.sweep,
+    // The CUDA graphs column: its own command and document (the GPUs only, by the roofline).
+    replay: result.replay ? { cli: F.cliCommand(model.label, result.replayOptions), prediction: result.replay } : null,
   };
 }
 
@@ -842,6 +844,7 @@ function wire() {
     for (const r of result.sweep?.predictions ?? []) if (!have.has(`${r.device}|${r.batch}`)) rows.push(r);
     const order = selectedIds();
     rows.sort((a, b) => order.indexOf(a.device) - order.indexOf(b.device) || a.batch - b.batch);
+    rows.push(...(result.replay?.predictions ?? []));  // the CUDA graphs column: its rows name their runtime
     download(`${exportBase()}.perfcard.csv`, 'text/csv', F.toCsv({ predictions: rows }));
   });
   $('#copy-link').addEventListener('click', async () => {

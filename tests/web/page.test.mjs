@@ -187,7 +187,15 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
     const csv = readFileSync(await dl.path(), 'utf8').trim().split('\n');
     assert.match(csv[0], /^device,device_name,batch,/);
-    assert.equal(csv.length - 1, 16 * 8, '16 devices x the 8 batch sizes of the sweep (which includes the table batch 8)');
+    const runtimeAt = csv[0].split(',').indexOf('runtime');
+    const byRuntime = (rt) => csv.slice(1).filter((l) => l.split(',')[runtimeAt] === rt).length;
+    assert.equal(byRuntime('pytorch-eager'), 16 * 8, '16 devices x the 8 batch sizes of the sweep (which includes the table batch 8)');
+    assert.equal(byRuntime('pytorch-cuda-graphs'), 16, 'and the CUDA graphs column at the table batch');
+    assert.equal(csv.length - 1, 16 * 9);
+    // The exported JSON carries the CUDA graphs column as its own command and document, equal to the CLI's.
+    const replayArgs = exported.replay.cli.split(' ').slice(3, -1);
+    assert.ok(exported.replay.cli.includes('--runtime pytorch-cuda-graphs --predictor roofline'), exported.replay.cli);
+    assertSameDoc(exported.replay.prediction, runCli(file, replayArgs), 'exported CUDA graphs document');
     await page.screenshot({ path: join(shots, 'page-bert.png'), fullPage: false });
     assert.deepEqual(page.errors, []);
   });
