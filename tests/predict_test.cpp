@@ -6,6 +6,7 @@
 #include "model_builder.h"
 #include "perfcard/error.h"
 #include "perfcard/onnx_loader.h"
+#include "perfcard/options.h"
 #include "perfcard/predict.h"
 #include "perfcard/roofline_predictor.h"
 #include "test_util.h"
@@ -191,4 +192,42 @@ TEST_CASE("the shipped catalog, carbon table and constants load, and every GPU g
     CHECK(p.latency_ms > 0);
     CHECK(p.fits);
   }
+}
+
+TEST_CASE("devices the caller describes join the catalog for one call; taken ids and bad entries are refused") {
+  Setup s;
+  // A twin of cpu-b under another id predicts exactly as cpu-b; the catalog itself is unchanged.
+  const std::string twin = R"([{"id": "my-cpu", "name": "My CPU", "kind": "cpu", "arch": "x86",
+    "peak_fp32_gflops": 1000, "memory_bandwidth_gbs": 100, "tdp_w": 100}])";
+  perfcard::PredictOptions o = perfcard::predict_options_from_text(R"({"devices": ["cpu-b", "my-cpu"], "batch": [1, 8]})");
+  o.extra_devices = twin;
+  auto r = s.run(matmul_model(), o);
+  REQUIRE(r.rows.size() == 4);
+  auto row = [&](const std::string& id, std::int64_t batch) -> const perfcard::DevicePrediction& {
+    for (const auto& p : r.rows)
+      if (p.device_id == id && p.batch == batch) return p;
+    FAIL("no row for " << id << " at batch " << batch);
+    return r.rows[0];
+  };
+  CHECK(row("my-cpu", 1).device_name == "My CPU");
+  CHECK(row("my-cpu", 1).latency_ms == row("cpu-b", 1).latency_ms);
+  CHECK(row("my-cpu", 8).latency_ms == row("cpu-b", 8).latency_ms);
+  CHECK(s.cat.find("my-cpu") == nullptr);
+  // The options object carries them as JSON (the page's and the CLI's --extra-devices).
+  auto from_json = perfcard::predict_options_from_text(std::string(R"({"devices": ["my-cpu"], "extraDevices": )") + twin + "}");
+  CHECK(s.run(matmul_model(), from_json).rows.at(0).latency_ms == row("my-cpu", 1).latency_ms);
+  auto error_of = [&](const std::string& extra) {
+    perfcard::PredictOptions bad = o;
+    bad.extra_devices = extra;
+    return perfcard::test::error_message([&] { s.run(matmul_model(), bad); });
+  };
+  CHECK(error_of(R"([{"id": "cpu-b", "kind": "cpu", "peak_fp32_gflops": 1}])") ==
+        "extraDevices: device id 'cpu-b' is taken (the catalog's, or given twice)");
+  CHECK(error_of(twin.substr(0, twin.size() - 1) + ", " + twin.substr(1)) ==
+        "extraDevices: device id 'my-cpu' is taken (the catalog's, or given twice)");
+  CHECK(error_of(R"([{"id": "my-gpu", "kind": "gpu", "peak_tflops": {"fp32": 10}}])") ==
+        "device catalog: 'my-gpu' has no memory_bandwidth_gbs");
+  CHECK(error_of(R"({"id": "x"})") == "extraDevices: expected an array of device entries (the catalog's schema)");
+  CHECK(perfcard::test::error_message([&] { perfcard::predict_options_from_text(R"({"extraDevices": {"id": "x"}})"); }) ==
+        "extraDevices expects an array of device entries (the catalog's schema)");
 }

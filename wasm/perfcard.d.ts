@@ -41,6 +41,9 @@ export interface PredictOptions {
   /** 'auto' (default: per device family, a learned predictor where it beats the roofline), 'roofline',
    *  'trees' / 'gnn' / 'transformer' / 'ensemble' (after loadPredictor; the ensemble after its members). */
   predictor?: 'auto' | 'roofline' | 'trees' | 'gnn' | 'transformer' | 'ensemble';
+  /** Devices the catalog lacks, in its schema (weights/devices.json entries: id, name, kind, arch,
+   *  peak_tflops or peak_fp32_gflops, memory_bandwidth_gbs, ...), added for this call; name them in devices. */
+  extraDevices?: Array<Record<string, unknown>>;
 }
 
 export interface MigProfilePrediction {

@@ -460,7 +460,8 @@ export async function analyze(input, options) {
 /**
  * Predicts latency, throughput, memory, energy, carbon and MIG for each device and batch.
  * options: {devices?: string[] | 'all' | 'cpus' | 'every', batch?: number[] | number, precision?, mode?,
- *           dims?, region?, gridGPerKwh?, pue?, latencyTargetMs?, runtime?, cpuRuntime?, kernels?}.
+ *           dims?, region?, gridGPerKwh?, pue?, latencyTargetMs?, runtime?, cpuRuntime?, kernels?,
+ *           extraDevices?: catalog-schema entries of devices the catalog lacks}.
  * Resolves to the same content as `perfcard predict --json`; rejects with a PerfCardError.
  */
 export async function predict(input, options) {

@@ -72,6 +72,69 @@ std::string text_field(const json& entry, const char* field, const std::string& 
   return fallback;
 }
 
+// One entry of the catalog's schema, checked.
+Device parse_entry(const json& e) {
+  Device d;
+  if (!e.is_object() || !e.contains("id") || !e["id"].is_string()) throw data_error("device catalog: an entry has no id");
+  d.id = e["id"].get<std::string>();
+  d.name = text_field(e, "name", d.id);
+  d.kind = text_field(e, "kind", "gpu");
+  d.vendor = text_field(e, "vendor", "");
+  d.arch = text_field(e, "arch", "");
+  if (e.contains("default_view")) {
+    if (!e["default_view"].is_boolean()) throw data_error("device catalog: '" + d.id + "' has a default_view that is not true or false");
+    d.default_view = e["default_view"].get<bool>();
+  }
+  if (d.kind != "gpu" && d.kind != "cpu") throw data_error("device catalog: '" + d.id + "' has kind '" + d.kind + "' (gpu or cpu)");
+  if (e.contains("peak_tflops") && e["peak_tflops"].is_object()) {
+    for (auto& [k, v] : e["peak_tflops"].items()) {
+      Sourced s = sourced(e["peak_tflops"], k.c_str(), d.id);
+      if (s.present && s.value > 0) d.peak_tflops[parse_precision(k)] = s;
+    }
+  }
+  d.sm_count = sourced(e, "sm_count", d.id);
+  d.memory_gb = sourced(e, "memory_gb", d.id);
+  d.memory_bandwidth_gbs = sourced(e, "memory_bandwidth_gbs", d.id);
+  d.l2_mb = sourced(e, "l2_mb", d.id);
+  d.l3_mb = sourced(e, "l3_mb", d.id);
+  d.tdp_w = sourced(e, "tdp_w", d.id);
+  d.idle_w = sourced(e, "idle_w", d.id);
+  d.cores = sourced(e, "cores", d.id);
+  d.threads = sourced(e, "threads", d.id);
+  d.clock_ghz = sourced(e, "clock_ghz", d.id);
+  d.peak_fp32_gflops = sourced(e, "peak_fp32_gflops", d.id);
+  if (d.kind == "cpu" && d.peak_fp32_gflops.present && !d.supports(Precision::FP32)) {
+    Sourced s = d.peak_fp32_gflops;
+    s.value /= 1000.0;
+    d.peak_tflops[Precision::FP32] = s;
+  }
+  if (d.is_gpu() && (!d.memory_bandwidth_gbs.present || d.memory_bandwidth_gbs.value <= 0))
+    throw data_error("device catalog: '" + d.id + "' has no memory_bandwidth_gbs");
+  if (!d.supports(Precision::FP32)) throw data_error("device catalog: '" + d.id + "' has no fp32 peak");
+  if (e.contains("mig") && e["mig"].is_object()) {
+    const json& m = e["mig"];
+    MigTable t;
+    t.source = m.value("source", "");
+    t.compute_slices_total = m.value("compute_slices_total", 7);
+    t.memory_slices_total = m.value("memory_slices_total", 8);
+    const json profiles = m.value("profiles", json::array());
+    for (const json& p : profiles) {
+      MigProfile mp;
+      mp.name = text_field(p, "name", "");
+      mp.memory_gb = sourced(p, "memory_gb", d.id).value;
+      mp.compute_slices = int(sourced(p, "compute_slices", d.id).value);
+      mp.memory_slices = int(sourced(p, "memory_slices", d.id).value);
+      mp.max_instances = int(sourced(p, "max_instances", d.id).value);
+      if (mp.name.empty() || mp.compute_slices <= 0 || mp.compute_slices > t.compute_slices_total ||
+          mp.memory_slices <= 0 || mp.memory_slices > t.memory_slices_total || mp.memory_gb <= 0 || mp.max_instances <= 0)
+        throw data_error("device catalog: MIG profile '" + mp.name + "' of '" + d.id + "' is incomplete or out of range");
+      t.profiles.push_back(mp);
+    }
+    if (!t.profiles.empty()) d.mig = std::move(t);
+  }
+  return d;
+}
+
 }  // namespace
 
 DeviceCatalog DeviceCatalog::parse(std::string_view text) {
@@ -87,68 +150,24 @@ DeviceCatalog DeviceCatalog::parse(std::string_view text) {
     throw data_error("device catalog: schema_version " + doc.value("schema_version", json(0)).dump() + " is not 1");
   DeviceCatalog cat;
   for (const json& e : doc["devices"]) {
-    Device d;
-    if (!e.is_object() || !e.contains("id") || !e["id"].is_string()) throw data_error("device catalog: an entry has no id");
-    d.id = e["id"].get<std::string>();
+    Device d = parse_entry(e);
     if (cat.find(d.id)) throw data_error("device catalog: duplicate id '" + d.id + "'");
-    d.name = text_field(e, "name", d.id);
-    d.kind = text_field(e, "kind", "gpu");
-    d.vendor = text_field(e, "vendor", "");
-    d.arch = text_field(e, "arch", "");
-    if (e.contains("default_view")) {
-      if (!e["default_view"].is_boolean()) throw data_error("device catalog: '" + d.id + "' has a default_view that is not true or false");
-      d.default_view = e["default_view"].get<bool>();
-    }
-    if (d.kind != "gpu" && d.kind != "cpu") throw data_error("device catalog: '" + d.id + "' has kind '" + d.kind + "' (gpu or cpu)");
-    if (e.contains("peak_tflops") && e["peak_tflops"].is_object()) {
-      for (auto& [k, v] : e["peak_tflops"].items()) {
-        Sourced s = sourced(e["peak_tflops"], k.c_str(), d.id);
-        if (s.present && s.value > 0) d.peak_tflops[parse_precision(k)] = s;
-      }
-    }
-    d.sm_count = sourced(e, "sm_count", d.id);
-    d.memory_gb = sourced(e, "memory_gb", d.id);
-    d.memory_bandwidth_gbs = sourced(e, "memory_bandwidth_gbs", d.id);
-    d.l2_mb = sourced(e, "l2_mb", d.id);
-    d.l3_mb = sourced(e, "l3_mb", d.id);
-    d.tdp_w = sourced(e, "tdp_w", d.id);
-    d.idle_w = sourced(e, "idle_w", d.id);
-    d.cores = sourced(e, "cores", d.id);
-    d.threads = sourced(e, "threads", d.id);
-    d.clock_ghz = sourced(e, "clock_ghz", d.id);
-    d.peak_fp32_gflops = sourced(e, "peak_fp32_gflops", d.id);
-    if (d.kind == "cpu" && d.peak_fp32_gflops.present && !d.supports(Precision::FP32)) {
-      Sourced s = d.peak_fp32_gflops;
-      s.value /= 1000.0;
-      d.peak_tflops[Precision::FP32] = s;
-    }
-    if (d.is_gpu() && (!d.memory_bandwidth_gbs.present || d.memory_bandwidth_gbs.value <= 0))
-      throw data_error("device catalog: '" + d.id + "' has no memory_bandwidth_gbs");
-    if (!d.supports(Precision::FP32)) throw data_error("device catalog: '" + d.id + "' has no fp32 peak");
-    if (e.contains("mig") && e["mig"].is_object()) {
-      const json& m = e["mig"];
-      MigTable t;
-      t.source = m.value("source", "");
-      t.compute_slices_total = m.value("compute_slices_total", 7);
-      t.memory_slices_total = m.value("memory_slices_total", 8);
-      const json profiles = m.value("profiles", json::array());
-      for (const json& p : profiles) {
-        MigProfile mp;
-        mp.name = text_field(p, "name", "");
-        mp.memory_gb = sourced(p, "memory_gb", d.id).value;
-        mp.compute_slices = int(sourced(p, "compute_slices", d.id).value);
-        mp.memory_slices = int(sourced(p, "memory_slices", d.id).value);
-        mp.max_instances = int(sourced(p, "max_instances", d.id).value);
-        if (mp.name.empty() || mp.compute_slices <= 0 || mp.compute_slices > t.compute_slices_total ||
-            mp.memory_slices <= 0 || mp.memory_slices > t.memory_slices_total || mp.memory_gb <= 0 || mp.max_instances <= 0)
-          throw data_error("device catalog: MIG profile '" + mp.name + "' of '" + d.id + "' is incomplete or out of range");
-        t.profiles.push_back(mp);
-      }
-      if (!t.profiles.empty()) d.mig = std::move(t);
-    }
     cat.devices_.push_back(std::move(d));
   }
   return cat;
+}
+
+DeviceCatalog DeviceCatalog::with_devices(std::string_view text) const {
+  json entries = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (!entries.is_array()) throw option_error("extraDevices: expected an array of device entries (the catalog's schema)");
+  if (entries.size() > 16) throw option_error("extraDevices: " + std::to_string(entries.size()) + " devices; at most 16");
+  DeviceCatalog out = *this;
+  for (const json& e : entries) {
+    Device d = parse_entry(e);
+    if (out.find(d.id)) throw option_error("extraDevices: device id '" + d.id + "' is taken (the catalog's, or given twice)");
+    out.devices_.push_back(std::move(d));
+  }
+  return out;
 }
 
 const Device* DeviceCatalog::find(std::string_view id) const {

@@ -148,6 +148,9 @@ PredictOptions predict_options_from_json(const json& j) {
       o.latency_target_ms = number_option(value, key, "--latency-target-ms");
     } else if (key == "runtime") {
       o.gpu_runtime = string_option(value, key);
+    } else if (key == "extraDevices") {
+      if (!value.is_array()) throw option_error("extraDevices expects an array of device entries (the catalog's schema)");
+      o.extra_devices = value.dump();
     } else if (key == "cpuRuntime") {
       o.cpu_runtime = string_option(value, key);
     } else if (key == "threads") {
@@ -167,7 +170,8 @@ PredictOptions predict_options_from_json(const json& j) {
     } else {
       throw option_error("unknown option '" + key +
                          "' (known: devices, batch, precision, mode, dims, region, gridGPerKwh, pue, "
-                         "latencyTargetMs, runtime, cpuRuntime, threads, kernels, features, predictor)");
+                         "latencyTargetMs, runtime, cpuRuntime, threads, kernels, features, predictor, "
+                         "extraDevices)");
     }
   }
   o.dims = parse_dim_bindings(specs);

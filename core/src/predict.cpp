@@ -95,7 +95,10 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
     throw option_error("grid intensity must be a finite number >= 0 and PUE a finite number >= 1");
   if (opt.latency_target_ms && !(*opt.latency_target_ms > 0 && std::isfinite(*opt.latency_target_ms)))
     throw option_error("latency target must be a finite number > 0");
-  const auto devices = select_devices(catalog, opt.devices);
+  // Devices the caller describes join the catalog for this call only.
+  const DeviceCatalog with_extra = opt.extra_devices.empty() ? DeviceCatalog() : catalog.with_devices(opt.extra_devices);
+  const DeviceCatalog& cat = opt.extra_devices.empty() ? catalog : with_extra;
+  const auto devices = select_devices(cat, opt.devices);
   std::unique_ptr<RooflinePredictor> feature_timer;  // times the plan for feature rows (--features)
 
   for (std::int64_t batch : batches) {

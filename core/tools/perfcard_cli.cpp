@@ -88,7 +88,8 @@ int usage(std::ostream& os, int code) {
         "  --features        add each row's feature vector (the learned predictors' input) to the JSON\n"
         "  --weights DIR     read learned predictor files from DIR (checked against DIR/manifest.json)\n"
         "  --json            print the JSON document (schemas: docs/analyze-json.md, docs/predict-json.md)\n"
-        "  --devices FILE / --carbon FILE / --constants FILE  use these data files instead of the embedded ones\n";
+        "  --devices FILE / --carbon FILE / --constants FILE  use these data files instead of the embedded ones\n"
+        "  --extra-devices FILE  add devices the catalog lacks (entries of its schema; name them with --device)\n";
   return code;
 }
 
@@ -164,6 +165,14 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
     else if (a == "--weights") weights_dir = value(i);
     else if (a == "--dim") dims.push_back(value(i));
     else if (a == "--devices") devices_file = value(i);
+    else if (a == "--extra-devices") {
+      // A file of device entries (a JSON array, or an object with a 'devices' array) added to the catalog.
+      const std::string text = read_text(value(i));
+      nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (doc.is_object() && doc.contains("devices")) doc = doc["devices"];
+      if (!doc.is_array()) throw perfcard::option_error("--extra-devices expects a JSON array of device entries, or an object with a 'devices' array");
+      o["extraDevices"] = doc;
+    }
     else if (a == "--carbon") carbon_file = value(i);
     else if (a == "--constants") constants_file = value(i);
     else if (card && a == "--out") out_file = value(i);

@@ -67,6 +67,7 @@ function cliArgs(o) {
   if (o.kernels) a.push('--kernels');
   if (o.predictor !== undefined) a.push('--predictor', o.predictor);
   if (o.features) a.push('--features');
+  if (o.extraDevices !== undefined) a.push('--extra-devices', bytesFile('extra-devices.json', JSON.stringify(o.extraDevices)));
   return a;
 }
 
@@ -107,6 +108,9 @@ const optionSets = [
   { devices: 'cpus', batch: [1] },
   { devices: 'every', batch: [1, 8], predictor: 'trees', features: true },
   { devices: 'all', batch: [4], predictor: 'roofline' },
+  // A GPU the catalog lacks, described by the caller, beside one it has.
+  { devices: ['my-gpu', 'h100-sxm5-80gb'], batch: [1, 8], extraDevices: [{ id: 'my-gpu', name: 'My GPU', kind: 'gpu', arch: 'Hopper',
+    peak_tflops: { fp32: 60, fp16: 900 }, sm_count: 132, memory_gb: 80, memory_bandwidth_gbs: 3000, tdp_w: 700, idle_w: 70 }] },
 ];
 
 describe('predict() returns the CLI document', () => {

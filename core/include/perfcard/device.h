@@ -59,6 +59,10 @@ struct Device {
 class DeviceCatalog {
  public:
   static DeviceCatalog parse(std::string_view json_text);  // throws Error naming the entry and field
+  // This catalog with devices the caller describes (a JSON array of entries in the catalog's schema: a GPU
+  // the catalog lacks, a machine measured in the page), each checked as a catalog entry is; an id the
+  // catalog already has, or a repeated one, is refused.
+  DeviceCatalog with_devices(std::string_view entries_json) const;
   const Device& get(std::string_view id) const;            // throws Error listing known ids
   const Device* find(std::string_view id) const;
   const std::vector<Device>& devices() const { return devices_; }
