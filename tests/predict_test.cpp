@@ -228,6 +228,9 @@ TEST_CASE("devices the caller describes join the catalog for one call; taken ids
   CHECK(error_of(R"([{"id": "my-gpu", "kind": "gpu", "peak_tflops": {"fp32": 10}}])") ==
         "device catalog: 'my-gpu' has no memory_bandwidth_gbs");
   CHECK(error_of(R"({"id": "x"})") == "extraDevices: expected an array of device entries (the catalog's schema)");
+  CHECK(error_of(R"([{"id": "m", "kind": "gpu", "peak_tflops": {"fp32": 10}, "memory_bandwidth_gbs": 100,
+                     "mig": {"compute_slices_total": "seven", "profiles": []}}])")
+            .rfind("extraDevices: an entry does not follow the catalog's schema (", 0) == 0);
   CHECK(perfcard::test::error_message([&] { perfcard::predict_options_from_text(R"({"extraDevices": {"id": "x"}})"); }) ==
         "extraDevices expects an array of device entries (the catalog's schema)");
 }

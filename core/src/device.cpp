@@ -163,7 +163,12 @@ DeviceCatalog DeviceCatalog::with_devices(std::string_view text) const {
   if (entries.size() > 16) throw option_error("extraDevices: " + std::to_string(entries.size()) + " devices; at most 16");
   DeviceCatalog out = *this;
   for (const json& e : entries) {
-    Device d = parse_entry(e);
+    Device d;
+    try {
+      d = parse_entry(e);
+    } catch (const json::exception& x) {  // a value of the wrong JSON type deep in an entry (a MIG table)
+      throw option_error("extraDevices: an entry does not follow the catalog's schema (" + std::string(x.what()) + ")");
+    }
     if (out.find(d.id)) throw option_error("extraDevices: device id '" + d.id + "' is taken (the catalog's, or given twice)");
     out.devices_.push_back(std::move(d));
   }
