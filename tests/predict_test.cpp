@@ -200,7 +200,7 @@ TEST_CASE("devices the caller describes join the catalog for one call; taken ids
   const std::string twin = R"([{"id": "my-cpu", "name": "My CPU", "kind": "cpu", "arch": "x86",
     "peak_fp32_gflops": 1000, "memory_bandwidth_gbs": 100, "tdp_w": 100}])";
   perfcard::PredictOptions o = perfcard::predict_options_from_text(R"({"devices": ["cpu-b", "my-cpu"], "batch": [1, 8]})");
-  o.extra_devices = twin;
+  o.extra_devices = nlohmann::json::parse(twin);
   auto r = s.run(matmul_model(), o);
   REQUIRE(r.rows.size() == 4);
   auto row = [&](const std::string& id, std::int64_t batch) -> const perfcard::DevicePrediction& {
@@ -218,7 +218,7 @@ TEST_CASE("devices the caller describes join the catalog for one call; taken ids
   CHECK(s.run(matmul_model(), from_json).rows.at(0).latency_ms == row("my-cpu", 1).latency_ms);
   auto error_of = [&](const std::string& extra) {
     perfcard::PredictOptions bad = o;
-    bad.extra_devices = extra;
+    bad.extra_devices = nlohmann::json::parse(extra);
     return perfcard::test::error_message([&] { s.run(matmul_model(), bad); });
   };
   CHECK(error_of(R"([{"id": "cpu-b", "kind": "cpu", "peak_fp32_gflops": 1}])") ==

@@ -509,7 +509,7 @@ function migSummary(r, rec) {
   const base = `${rec.instances} instances of ${rec.name}: ${F.rate(rec.total_throughput_per_s)} in total vs ${F.rate(r.throughput_per_s)} on the whole GPU,` +
     ` assuming ${rec.instances} processes, one per instance.`;
   if (!r.host_bound) return base;
-  return base + ` Host-bound at this batch (${F.hostBoundText(r).replace('host-bound: ', '')}): each process keeps a CPU core busy issuing kernels,` +
+  return base + ` Host-bound at this batch (${F.busyText(r)}): each process keeps a CPU core busy issuing kernels,` +
     ` so the total needs ${rec.instances} free host cores; with fewer, or one process, expect the whole GPU's ${F.rate(r.throughput_per_s)}.` +
     ' A larger batch or CUDA graphs use the whole GPU better.';
 }

@@ -92,9 +92,13 @@ export function predictorText(r) {
 /** Where a row is host-bound (the device idles most of the latency while the runtime issues kernels),
  *  the words the table shows under its latency: the device-busy time and the idle share; else null. */
 export function hostBoundText(r) {
-  if (!r.host_bound || !(r.latency_ms > 0)) return null;
+  return r.host_bound && r.latency_ms > 0 ? `host-bound: ${busyText(r)}` : null;
+}
+
+/** "GPU busy 98.5 µs, idle 98%": the device's busy time within a row's latency and the idle share. */
+export function busyText(r) {
   const idle = Math.round((1 - r.device_busy_ms / r.latency_ms) * 100);
-  return `host-bound: ${r.threads ? 'CPU' : 'GPU'} busy ${ms(r.device_busy_ms)}, idle ${idle}%`;
+  return `${r.threads ? 'CPU' : 'GPU'} busy ${ms(r.device_busy_ms)}, idle ${idle}%`;
 }
 
 /** The MIG column: the recommended profile, or why there is none (the model does not fit any profile's

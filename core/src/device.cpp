@@ -157,8 +157,7 @@ DeviceCatalog DeviceCatalog::parse(std::string_view text) {
   return cat;
 }
 
-DeviceCatalog DeviceCatalog::with_devices(std::string_view text) const {
-  json entries = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+DeviceCatalog DeviceCatalog::with_devices(const json& entries) const {
   if (!entries.is_array()) throw option_error("extraDevices: expected an array of device entries (the catalog's schema)");
   if (entries.size() > 16) throw option_error("extraDevices: " + std::to_string(entries.size()) + " devices; at most 16");
   DeviceCatalog out = *this;

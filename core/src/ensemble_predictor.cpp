@@ -145,8 +145,7 @@ PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const Devic
   const LearnedPrepared* p = &as_learned_prepared(prepared, "ensemble");
   std::string family;
   roofline_->constants().family_of(*q.device, &family);
-  if (!domain_.trained_on_runtime(p->subject.runtime))
-    return domain_.untrained_runtime(roofline_->predict(*p, q), p->subject.runtime, "the ensemble's");
+  if (auto declined = domain_.untrained_runtime(*roofline_, *p, q, "the ensemble's")) return std::move(*declined);
   if (!domain_.accuracy().count(family)) {
     PredictorOutput out = roofline_->predict(*p, q);
     out.out_of_distribution = true;

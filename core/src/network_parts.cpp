@@ -115,8 +115,7 @@ PredictorOutput network_prediction(const RooflinePredictor& roofline, const Trai
                                    const LearnedPrepared& p, const DeviceQuery& q,
                                    const std::function<double(std::span<const float>)>& margin,
                                    const std::string& name, const std::string& version, std::string_view network) {
-  if (!domain.trained_on_runtime(p.subject.runtime))
-    return domain.untrained_runtime(roofline.predict(p, q), p.subject.runtime, std::string(network) + "'s");
+  if (auto declined = domain.untrained_runtime(roofline, p, q, std::string(network) + "'s")) return std::move(*declined);
   RooflineResult r = roofline.time(p, q);
   const std::vector<float> row = p.features.row(*q.device, q, r);
   PredictorOutput out = domain.correct(std::move(r), margin(row), std::string(network) + "'s");

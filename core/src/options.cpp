@@ -150,7 +150,7 @@ PredictOptions predict_options_from_json(const json& j) {
       o.gpu_runtime = string_option(value, key);
     } else if (key == "extraDevices") {
       if (!value.is_array()) throw option_error("extraDevices expects an array of device entries (the catalog's schema)");
-      o.extra_devices = value.dump();
+      o.extra_devices = value;
     } else if (key == "cpuRuntime") {
       o.cpu_runtime = string_option(value, key);
     } else if (key == "threads") {

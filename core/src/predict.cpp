@@ -96,8 +96,9 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
   if (opt.latency_target_ms && !(*opt.latency_target_ms > 0 && std::isfinite(*opt.latency_target_ms)))
     throw option_error("latency target must be a finite number > 0");
   // Devices the caller describes join the catalog for this call only.
-  const DeviceCatalog with_extra = opt.extra_devices.empty() ? DeviceCatalog() : catalog.with_devices(opt.extra_devices);
-  const DeviceCatalog& cat = opt.extra_devices.empty() ? catalog : with_extra;
+  const bool extra = !opt.extra_devices.is_null();
+  const DeviceCatalog with_extra = extra ? catalog.with_devices(opt.extra_devices) : DeviceCatalog();
+  const DeviceCatalog& cat = extra ? with_extra : catalog;
   const auto devices = select_devices(cat, opt.devices);
   std::unique_ptr<RooflinePredictor> feature_timer;  // times the plan for feature rows (--features)
 

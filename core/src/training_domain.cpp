@@ -6,6 +6,7 @@
 
 #include "perfcard/error.h"
 #include "perfcard/features.h"
+#include "perfcard/roofline_predictor.h"
 
 namespace perfcard {
 
@@ -39,18 +40,18 @@ TrainingDomain::TrainingDomain(const WeightsFile& w, std::size_t n) {
   }
 }
 
-bool TrainingDomain::trained_on_runtime(std::string_view runtime) const {
-  return std::find(runtimes_.begin(), runtimes_.end(), runtime) != runtimes_.end();
-}
-
-PredictorOutput TrainingDomain::untrained_runtime(PredictorOutput out, std::string_view runtime,
-                                                  std::string_view whose) const {
+std::optional<PredictorOutput> TrainingDomain::untrained_runtime(const RooflinePredictor& roofline,
+                                                                 const Prepared& prepared, const DeviceQuery& query,
+                                                                 std::string_view whose) const {
+  const std::string& runtime = prepared.subject.runtime;
+  if (std::find(runtimes_.begin(), runtimes_.end(), runtime) != runtimes_.end()) return std::nullopt;
+  PredictorOutput out = roofline.predict(prepared, query);
   std::string trained;
   for (const auto& r : runtimes_) trained += (trained.empty() ? "" : ", ") + r;
   out.out_of_distribution = true;
   out.uncertainty *= 2;
   out.warnings.push_back("out of distribution: " + std::string(whose) + " training rows ran on " + trained +
-                         ", not on runtime '" + std::string(runtime) + "', so the roofline predicts");
+                         ", not on runtime '" + runtime + "', so the roofline predicts");
   return out;
 }
 

@@ -31,8 +31,7 @@ std::unique_ptr<Prepared> TreesPredictor::prepare(const PredictorSubject& s) con
 PredictorOutput TreesPredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
   const auto* p = dynamic_cast<const FeaturePrepared*>(&prepared);
   if (!p) throw internal_error("a trees prediction was asked with state prepared by another predictor");
-  if (!domain_.trained_on_runtime(p->subject.runtime))
-    return domain_.untrained_runtime(roofline_->predict(*p, q), p->subject.runtime, "the trees'");
+  if (auto declined = domain_.untrained_runtime(*roofline_, *p, q, "the trees'")) return std::move(*declined);
   RooflineResult r = roofline_->time(*p, q);
   const std::vector<float> row = p->features.row(*q.device, q, r);
   const double margin = trees_.margin(row);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "perfcard/weights_file.h"
 
 namespace perfcard {
+
+class RooflinePredictor;
 
 // A learned figure in a warning: three significant digits, what a reader needs, and the same text
 // natively and in wasm, whose learned predictors agree to float rounding only.
@@ -29,11 +32,11 @@ class TrainingDomain {
   TrainingDomain(const WeightsFile& file, std::size_t features);
 
   // A correction learned on one runtime's residuals (eager PyTorch's per-op dispatch, say) says nothing of
-  // another's: for a runtime no training row ran on, the learned predictors give the roofline's row.
-  bool trained_on_runtime(std::string_view runtime) const;
-  // That roofline row, flagged out of distribution with the reason, its uncertainty doubled.
-  PredictorOutput untrained_runtime(PredictorOutput roofline_row, std::string_view runtime,
-                                    std::string_view whose) const;
+  // another's: for a runtime no training row ran on, a learned predictor gives the roofline's row, flagged
+  // out of distribution with the reason and its uncertainty doubled (`whose`: "the trees'"); nothing for
+  // a runtime it trained on. The one check every learned predictor makes first.
+  std::optional<PredictorOutput> untrained_runtime(const RooflinePredictor& roofline, const Prepared& prepared,
+                                                   const DeviceQuery& query, std::string_view whose) const;
 
   // The roofline's result corrected by exp(margin), the margin held to the training labels' range: the
   // device stays as busy as the roofline says, the wall time is what a learned predictor corrects.
