@@ -5,15 +5,15 @@
 #include "perfcard/op_registry.h"
 
 namespace perfcard {
+
+bool counts_as_param(const Node& n, std::size_t input) {
+  return !(n.op_type == "BatchNormalization" && input >= 3);
+}
+
 namespace {
 
 bool is_param_dtype(DType t) {
   return dtype_is_float(t) || t == DType::Int8 || t == DType::UInt8 || t == DType::Int4 || t == DType::UInt4;
-}
-
-// BatchNormalization's running mean and variance are buffers, not parameters (as torchvision counts).
-bool counts_as_param(const Node& n, std::size_t input) {
-  return !(n.op_type == "BatchNormalization" && input >= 3);
 }
 
 GraphCosts costs_of(const Graph& g, const GraphShapes& s) {

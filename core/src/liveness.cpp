@@ -7,6 +7,39 @@
 
 namespace perfcard {
 
+BufferIntervals buffer_intervals(const Graph& g) {
+  BufferIntervals b;
+  const std::size_t nv = g.values.size(), steps = g.order.size();
+  b.step_of.assign(g.nodes.size(), 0);
+  for (std::size_t i = 0; i < steps; ++i) b.step_of[std::size_t(g.order[i])] = int(i);
+  b.owner.resize(nv);
+  std::iota(b.owner.begin(), b.owner.end(), 0);
+  for (int ni : g.order) {
+    const Node& n = g.nodes[std::size_t(ni)];
+    const OpSpec* spec = find_op(n.domain, n.op_type);
+    if (!spec || spec->cls != OpClass::View || n.inputs.empty() || n.inputs[0] < 0) continue;
+    for (int o : n.outputs)
+      if (o >= 0) b.owner[std::size_t(o)] = b.owner[std::size_t(n.inputs[0])];
+  }
+  b.first.assign(nv, -1);
+  b.last.assign(nv, -1);
+  for (std::size_t v = 0; v < nv; ++v) {
+    const Value& val = g.values[v];
+    if (val.kind == ValueKind::GraphInput) b.first[v] = b.last[v] = 0;
+    if (val.kind == ValueKind::NodeOutput && val.producer >= 0 && b.owner[v] == int(v))
+      b.first[v] = b.last[v] = b.step_of[std::size_t(val.producer)];
+  }
+  auto touch = [&b](int v, int step) {
+    const auto o = std::size_t(b.owner[std::size_t(v)]);
+    if (b.first[o] >= 0 && step > b.last[o]) b.last[o] = step;
+  };
+  for (std::size_t i = 0; i < steps; ++i)
+    for (int v : g.nodes[std::size_t(g.order[i])].inputs)
+      if (v >= 0) touch(v, int(i));
+  for (int v : g.outputs) touch(v, int(steps) - 1);
+  return b;
+}
+
 LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_bits) {
   auto size_of = [float_bits](const ValueShape& v) {
     if (float_bits > 0 && dtype_is_float(v.dtype)) return (v.elements() * std::uint64_t(float_bits) + 7) / 8;
@@ -14,38 +47,9 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
   };
   LivenessResult r;
   const std::size_t nv = g.values.size(), steps = g.order.size();
-  std::vector<int> step_of(g.nodes.size(), 0);
-  for (std::size_t i = 0; i < steps; ++i) step_of[std::size_t(g.order[i])] = int(i);
-
-  // Views share their input's buffer: follow them to the value that owns the memory.
-  std::vector<int> owner(nv);
-  std::iota(owner.begin(), owner.end(), 0);
-  for (int ni : g.order) {
-    const Node& n = g.nodes[std::size_t(ni)];
-    const OpSpec* spec = find_op(n.domain, n.op_type);
-    if (!spec || spec->cls != OpClass::View || n.inputs.empty() || n.inputs[0] < 0) continue;
-    for (int o : n.outputs)
-      if (o >= 0) owner[std::size_t(o)] = owner[std::size_t(n.inputs[0])];
-  }
-
-  std::vector<int> first(nv, -1), last(nv, -1);
-  std::vector<bool> is_buffer(nv, false);
-  for (std::size_t v = 0; v < nv; ++v) {
-    const Value& val = g.values[v];
-    if (val.kind == ValueKind::GraphInput) { is_buffer[v] = true; first[v] = 0; last[v] = 0; }
-    if (val.kind == ValueKind::NodeOutput && val.producer >= 0 && owner[v] == int(v)) {
-      is_buffer[v] = true;
-      first[v] = last[v] = step_of[std::size_t(val.producer)];
-    }
-  }
-  auto touch = [&](int v, int step) {
-    int o = owner[std::size_t(v)];
-    if (is_buffer[std::size_t(o)] && step > last[std::size_t(o)]) last[std::size_t(o)] = step;
-  };
-  for (std::size_t i = 0; i < steps; ++i)
-    for (int v : g.nodes[std::size_t(g.order[i])].inputs)
-      if (v >= 0) touch(v, int(i));
-  for (int v : g.outputs) touch(v, int(steps) - 1);
+  const BufferIntervals buffers = buffer_intervals(g);
+  const std::vector<int>& first = buffers.first;
+  const std::vector<int>& last = buffers.last;
 
   std::vector<double> delta(steps + 2, 0.0);  // +2: a graph without nodes still has step 0 for its inputs
   auto add = [&r](std::uint64_t& total, std::uint64_t b) {
@@ -53,7 +57,7 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
     else total += b;
   };
   for (std::size_t v = 0; v < nv; ++v) {
-    if (!is_buffer[v]) continue;
+    if (!buffers.is_buffer(v)) continue;
     const ValueShape& vs = s.values[v];
     if (!vs.fully_known()) { r.complete = false; continue; }
     double b = double(size_of(vs));

@@ -1,15 +1,43 @@
 #include "perfcard/memory_model.h"
 
+#include <algorithm>
+
+#include "perfcard/autograd_memory.h"
 #include "perfcard/error.h"
 #include "perfcard/liveness.h"
-#include "perfcard/op_registry.h"
 
 namespace perfcard {
 
 Mode parse_mode(std::string_view s) {
   if (s == "inference") return Mode::Inference;
+  if (s == "inference-grad") return Mode::InferenceGrad;
   if (s == "training") return Mode::Training;
-  throw option_error("unknown mode '" + std::string(s) + "' (use inference or training)");
+  throw option_error("unknown memory protocol '" + std::string(s) + "' (use inference, inference-grad or training)");
+}
+
+std::string_view mode_name(Mode m) {
+  switch (m) {
+    case Mode::Inference: return "inference";
+    case Mode::InferenceGrad: return "inference-grad";
+    case Mode::Training: return "training";
+  }
+  return "inference";
+}
+
+Optimizer parse_optimizer(std::string_view s) {
+  if (s == "adam" || s == "adamw") return Optimizer::Adam;
+  if (s == "sgd") return Optimizer::Sgd;
+  if (s == "none") return Optimizer::None;
+  throw option_error("unknown optimizer '" + std::string(s) + "' (use adam, adamw, sgd (with momentum) or none)");
+}
+
+std::string_view optimizer_name(Optimizer o) {
+  switch (o) {
+    case Optimizer::Adam: return "adam";
+    case Optimizer::Sgd: return "sgd";
+    case Optimizer::None: return "none";
+  }
+  return "adam";
 }
 
 namespace {
@@ -25,34 +53,57 @@ void weight_bytes(const Graph& g, int bits, double& total, double& param_elems) 
       for (const auto& sub : a.graphs) weight_bytes(sub, bits, total, param_elems);
 }
 
-double saved_for_backward(const Graph& g, const GraphShapes& s, const GraphCosts& c, int bits) {
-  double total = 0;
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    OpClass cls = c.nodes[i].cls;
-    if (cls == OpClass::View || cls == OpClass::Metadata || c.nodes[i].folded) continue;
-    for (int v : g.nodes[i].outputs)
-      if (v >= 0 && dtype_is_float(s.values[std::size_t(v)].dtype)) total += double(s.values[std::size_t(v)].elements()) * bits / 8.0;
-  }
-  return total;
-}
-
 }  // namespace
 
-MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision p, Mode mode, const RuntimeConstants& rt) {
+MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision p, Mode mode, Optimizer optimizer,
+                                const RuntimeConstants& rt) {
   MemoryBreakdown m;
   const int bits = precision_bits(p);
   double params = 0;
-  weight_bytes(model.graph, bits, m.weights, params);
-  LivenessResult live = peak_live_memory(model.graph, a.shapes.graph, bits);
-  m.activations = double(live.peak_bytes) * (1 + rt.allocator_overhead);
   m.workspace = rt.workspace_mb * 1024 * 1024;
   m.context = rt.context_mb * 1024 * 1024;
-  if (mode == Mode::Training) {
-    m.gradients = params * bits / 8.0;
-    // Adam keeps two fp32 moments per parameter; below 32 bits mixed precision adds an fp32 master copy.
-    m.optimizer = params * (8.0 + (bits < 32 ? 4.0 : 0.0));
-    m.saved_activations = saved_for_backward(model.graph, a.shapes.graph, a.costs, bits);
+  const double overhead = 1 + rt.allocator_overhead;
+  if (mode == Mode::Inference) {
+    weight_bytes(model.graph, bits, m.weights, params);
+    LivenessResult live = peak_live_memory(model.graph, a.shapes.graph, bits);
+    m.activations = double(live.peak_bytes) * overhead;
+    m.complete = live.complete;
+    return m;
   }
+  // Gradients need fp32 weights: below 32 bits this is mixed precision (autocast), which keeps the fp32
+  // weights and, while the step runs, their low-precision copies.
+  const bool mixed = bits < 32;
+  weight_bytes(model.graph, mixed ? 32 : bits, m.weights, params);
+  if (mixed) {
+    double low = 0, ignored = 0;
+    weight_bytes(model.graph, bits, low, ignored);
+    m.weights += low;
+  }
+  const double grad_bytes = mixed ? 4.0 : bits / 8.0;
+  const AutogradMemory ag = autograd_memory(model.graph, a.shapes.graph, a.costs, bits, grad_bytes);
+  m.saved_activations = ag.saved_bytes;
+  m.complete = ag.complete;
+  if (mode == Mode::InferenceGrad) {
+    m.activations = ag.inference_grad_peak * overhead;
+    return m;
+  }
+  const double state_per_element = optimizer == Optimizer::Adam ? 8 : optimizer == Optimizer::Sgd ? 4 : 0;
+  m.optimizer = params * state_per_element;
+  // The step's peak is the forward's end, a moment of the backward, or the optimizer's update (every
+  // gradient alive, plus Adam's per-tensor temporary).
+  const double update = ag.weight_grad_elements * grad_bytes +
+                        (optimizer == Optimizer::Adam ? ag.largest_weight_elements * 4 : 0);
+  const double io = double(a.liveness.input_bytes);
+  double acts = ag.inference_grad_peak, grads = 0;
+  if (ag.backward_peak > std::max(acts, update)) {
+    acts = ag.backward_peak - ag.backward_peak_weight_grads;
+    grads = ag.backward_peak_weight_grads;
+  } else if (update > acts) {
+    acts = io;
+    grads = update;
+  }
+  m.activations = acts * overhead;
+  m.gradients = grads;
   return m;
 }
 

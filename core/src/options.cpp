@@ -136,6 +136,8 @@ PredictOptions predict_options_from_json(const json& j) {
       o.precision = parse_precision(string_option(value, key));
     } else if (key == "mode") {
       o.mode = parse_mode(string_option(value, key));
+    } else if (key == "optimizer") {
+      o.optimizer = parse_optimizer(string_option(value, key));
     } else if (key == "dims") {
       add_dim_specs(value, specs);
     } else if (key == "region") {
@@ -169,7 +171,7 @@ PredictOptions predict_options_from_json(const json& j) {
       }
     } else {
       throw option_error("unknown option '" + key +
-                         "' (known: devices, batch, precision, mode, dims, region, gridGPerKwh, pue, "
+                         "' (known: devices, batch, precision, mode, optimizer, dims, region, gridGPerKwh, pue, "
                          "latencyTargetMs, runtime, cpuRuntime, threads, kernels, features, predictor, "
                          "extraDevices)");
     }

@@ -80,7 +80,8 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
     if (b <= 0 || b > (std::int64_t{1} << 24)) throw option_error("batch " + std::to_string(b) + " is out of range (1 .. 2^24)");
   res.batch_symbol = find_batch_symbol(model);
   res.predictor_requested = predictor.name();
-  res.memory_protocol = opt.mode == Mode::Training ? "training" : "inference";
+  res.memory_protocol = std::string(mode_name(opt.mode));
+  if (opt.mode == Mode::Training) res.optimizer = std::string(optimizer_name(opt.optimizer));
   std::vector<std::int64_t> batches = opt.batches;
   if (res.batch_symbol.empty()) {
     res.warnings.push_back("the model has no symbolic batch dim; every prediction is for the batch fixed in the graph");
@@ -137,7 +138,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       auto key = std::make_pair(runtime, p);
       auto it = memories.find(key);
       if (it == memories.end())
-        it = memories.emplace(key, estimate_memory(model, a, p, opt.mode, constants.runtime(runtime))).first;
+        it = memories.emplace(key, estimate_memory(model, a, p, opt.mode, opt.optimizer, constants.runtime(runtime))).first;
       return it->second;
     };
     const double step = opt.mode == Mode::Training ? 3 : 1;
@@ -184,6 +185,9 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       p.predictor = out.predictor.empty() ? predictor.name() : out.predictor;
       p.predictor_version = out.version.empty() ? predictor.version() : out.version;
       p.memory = memory_for(p.runtime, p.precision_used);
+      if (!p.memory.complete)
+        p.warnings.push_back("memory is a lower bound: some tensor sizes are unknown, or control-flow bodies hold "
+                             "tensors the " + res.memory_protocol + " protocol does not count");
       p.device_memory_gb = d->memory_gb.present ? d->memory_gb.value : 0;
       p.fits = p.device_memory_gb <= 0 || p.memory.total() <= p.device_memory_gb * 1e9;
       if (auto power = predict_power_w(*d, constants.power, out.busy_fraction, out.intensity)) {
@@ -281,6 +285,7 @@ nlohmann::json predict_to_json(const PredictResult& r) {
                         {"baseline_latency_ms", p.predictor == "roofline" ? json(nullptr) : json(p.baseline_ms)}};
     row["out_of_distribution"] = p.out_of_distribution;
     row["memory_protocol"] = r.memory_protocol;
+    row["optimizer"] = r.optimizer.empty() ? json(nullptr) : json(r.optimizer);
     if (!p.kernels.empty()) {
       json ks = json::array();
       for (const auto& k : p.kernels)

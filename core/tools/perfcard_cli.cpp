@@ -70,9 +70,9 @@ class MappedFile {
 int usage(std::ostream& os, int code) {
   os << "usage: perfcard analyze MODEL.onnx [--dim NAME=VALUE ...] [--per-node] [--json]\n"
         "       perfcard predict MODEL.onnx [--device ID[,ID...]|all|all-gpus|cpus] [--batch N[,N...]]\n"
-        "                        [--precision fp32|tf32|fp16|bf16|fp8|int8] [--mode inference|training]\n"
+        "                        [--precision fp32|tf32|fp16|bf16|fp8|int8] [--mode inference|inference-grad|training]\n"
         "                        [--dim NAME=VALUE ...] [--region CODE | --grid-g-per-kwh X] [--pue X]\n"
-        "                        [--latency-target-ms X] [--runtime NAME] [--threads N] [--kernels] [--json]\n"
+        "                        [--optimizer adam|sgd|none] [--latency-target-ms X] [--runtime NAME] [--threads N] [--kernels] [--json]\n"
         "                        [--predictor auto|roofline|trees|gnn|ensemble] [--features]\n"
         "       perfcard card MODEL.onnx [predict options] [--title TEXT] --out CARD.svg   (a static SVG card)\n"
         "       perfcard eval QUERIES.jsonl [--constants FILE]   (calibration: one prediction per line)\n"
@@ -155,7 +155,7 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
       {"--precision", "precision"}, {"--mode", "mode"},       {"--region", "region"},
       {"--grid-g-per-kwh", "gridGPerKwh"}, {"--pue", "pue"},  {"--latency-target-ms", "latencyTargetMs"},
       {"--runtime", "runtime"}, {"--cpu-runtime", "cpuRuntime"}, {"--threads", "threads"},
-      {"--predictor", "predictor"}};
+      {"--predictor", "predictor"}, {"--optimizer", "optimizer"}};
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") json = true;
@@ -194,7 +194,7 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
   perfcard::PredictResult r = perfcard::predict(model, catalog, *predictor, constants, carbon, opt);
   nlohmann::json doc = perfcard::predict_to_json(r);
   if (card) {
-    std::string sub = std::string(opt.mode == perfcard::Mode::Training ? "training" : "inference") + " \xC2\xB7 " +
+    std::string sub = std::string(perfcard::mode_name(opt.mode)) + " \xC2\xB7 " +
                       (opt.precision ? std::string(perfcard::precision_name(*opt.precision)) : "fp16 GPU / fp32 CPU");
     for (const auto& d : dims) sub += " \xC2\xB7 " + d;
     std::string svg = perfcard::tools::render_card_svg(

@@ -47,6 +47,10 @@ struct NodeCost {
   bool has_bodies = false;    // control flow with graph attributes
 };
 
+// Whether a constant read by `n` at `input` is a parameter: BatchNormalization's running mean and
+// variance are buffers (as torchvision counts), everything else a weight.
+bool counts_as_param(const Node& n, std::size_t input);
+
 // Elements of input `i` (shape `v`) that the node reads: all of them unless the cost rule says otherwise.
 inline double read_elements(const NodeCost& c, std::size_t i, const ValueShape& v) {
   const double all = double(v.elements());

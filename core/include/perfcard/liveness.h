@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "perfcard/graph.h"
 #include "perfcard/shape_inference.h"
@@ -18,6 +19,18 @@ struct LivenessResult {
   bool complete = true;             // false when some activation's size is unknown
   bool saturated = false;           // a figure passed 2^64 bytes and stopped there
 };
+
+// Where each value's bytes live and for how long, over Graph::order. Views share their input's buffer
+// (`owner`); a buffer lives from the step that makes it (graph inputs: step 0) to the last step that
+// reads it through any of its views (graph outputs: the last step). first/last are -1 for values that are
+// not buffers of their own (views, initializers, outer-scope values).
+struct BufferIntervals {
+  std::vector<int> owner;    // by value
+  std::vector<int> first, last;  // by value
+  std::vector<int> step_of;  // by node
+  bool is_buffer(std::size_t v) const { return first[v] >= 0; }
+};
+BufferIntervals buffer_intervals(const Graph& graph);
 
 // float_bits > 0 counts floating tensors at that width (the precision a predictor runs the model at).
 LivenessResult peak_live_memory(const Graph& graph, const GraphShapes& shapes, int float_bits = 0);

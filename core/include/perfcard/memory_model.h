@@ -1,8 +1,12 @@
-// Peak device memory from first principles: weights at the chosen precision, peak live activations for
-// the batch, library workspace and the runtime's resident context; training adds gradients, optimizer
-// state and the activations saved for the backward pass. No public source measures peak GPU memory, so
-// each part is shown and the context/workspace figures carry their sources.
+// Peak device memory from first principles, for one of three protocols: `inference` (no_grad /
+// inference_mode), `inference-grad` (a forward with autograd on, as people often run inference: what the
+// backward would need stays alive until the output is dropped) and `training` (forward, backward and an
+// optimizer step; the optimizer's state already exists). Parts: weights at the chosen precision, the
+// activations (and gradients) live at the peak, library workspace and the runtime's resident context.
+// What autograd keeps is autograd_memory.h's; scripts/measure/autograd_memory.py measures it.
 #pragma once
+
+#include <string>
 
 #include "perfcard/analysis.h"
 #include "perfcard/device.h"
@@ -10,16 +14,25 @@
 
 namespace perfcard {
 
-enum class Mode : std::uint8_t { Inference, Training };
+enum class Mode : std::uint8_t { Inference, InferenceGrad, Training };
 Mode parse_mode(std::string_view s);
+std::string_view mode_name(Mode m);
+
+// Training's optimizer: its state per weight element (Adam/AdamW: two fp32 moments; SGD with momentum: one;
+// plain SGD: none).
+enum class Optimizer : std::uint8_t { Adam, Sgd, None };
+Optimizer parse_optimizer(std::string_view s);
+std::string_view optimizer_name(Optimizer o);
 
 struct MemoryBreakdown {
   double weights = 0, activations = 0, workspace = 0, context = 0;
-  double gradients = 0, optimizer = 0, saved_activations = 0;  // training only
-  double total() const { return weights + activations + workspace + context + gradients + optimizer + saved_activations; }
+  double gradients = 0, optimizer = 0;  // training: weight gradients live at the peak, optimizer state
+  double saved_activations = 0;         // inference-grad and training: kept for backward (part of activations)
+  bool complete = true;                 // false: some sizes unknown, or control-flow bodies' saved tensors
+  double total() const { return weights + activations + workspace + context + gradients + optimizer; }
 };
 
 MemoryBreakdown estimate_memory(const Model& model, const Analysis& analysis, Precision precision, Mode mode,
-                                const RuntimeConstants& runtime);
+                                Optimizer optimizer, const RuntimeConstants& runtime);
 
 }  // namespace perfcard

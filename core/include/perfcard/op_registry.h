@@ -35,6 +35,24 @@ enum class OpClass : std::uint8_t {
 
 std::string_view op_class_name(OpClass c);
 
+// What eager PyTorch's autograd keeps for the backward pass of the eager op an ONNX op stands for (as
+// torch.autograd.graph.saved_tensors_hooks sees it; scripts/measure/autograd_memory.py --ops prints the
+// table). Tensors are kept only for inputs on the gradient's path; weights are resident anyway and are
+// not counted again.
+enum class Saved : std::uint8_t {
+  Nothing,        // Add, Sub, Neg, views, copies, sums: the backward needs shapes only
+  Input,          // input 0 (Gelu, Erf, Log, pools, ReduceMean, ...)
+  Output,         // the result (Relu, Sigmoid, Tanh, Softmax, Exp, Sqrt, ...)
+  InputAndOutput, // ReduceMax/Min, Pow with a tensor exponent
+  Operands,       // products (Conv, MatMul, Gemm, Mul, Einsum): each operand when the other needs a gradient
+  Divisor,        // Div: the divisor, and the dividend too when the divisor needs a gradient
+  Normalized,     // Batch/Layer/Group/InstanceNorm: input 0 (and per-row statistics, too small to count)
+  WithIndices,    // MaxPool, GlobalMaxPool: input 0 and int64 indices of the output's shape
+  Indices,        // Gather, GatherND: the indices (an embedding's table is a weight)
+  DataAndIndices, // GatherElements: the data and the indices
+  Condition,      // Where: the condition
+};
+
 using ShapeRule = void (*)(ShapeContext&);
 using CostRule = void (*)(const CostContext&, double flops_per_element, NodeCost&);
 
@@ -45,6 +63,7 @@ struct OpSpec {
   ShapeRule shape;
   CostRule cost;
   double flops_per_element;   // meaning depends on the cost rule (per output / input / window element)
+  Saved saved = Saved::Nothing;  // what eager autograd keeps for it (training memory)
 };
 
 // nullptr when the op is not in the registry.

@@ -26,7 +26,8 @@ struct PredictOptions {
                                              // may then be named in `devices`); null or [] = none
   std::vector<std::int64_t> batches = {1};
   std::optional<Precision> precision;        // default fp16 on GPUs, fp32 on CPUs
-  Mode mode = Mode::Inference;
+  Mode mode = Mode::Inference;               // the memory protocol
+  Optimizer optimizer = Optimizer::Adam;     // training's optimizer state
   DimBindings dims;                          // other symbolic dims (sequence, ...)
   std::string region;                        // empty: the table's default
   std::optional<double> grid_g_per_kwh;      // overrides the region
@@ -79,7 +80,8 @@ struct DevicePrediction {
 struct PredictResult {
   std::string batch_symbol;                  // the dim that --batch binds ("" when the model has none)
   std::string predictor_requested;           // --predictor as given ("auto" picks per device family)
-  std::string memory_protocol;               // what the memory figures are for: "inference" or "training"
+  std::string memory_protocol;               // what the memory figures are for: inference, inference-grad, training
+  std::string optimizer;                     // training: the optimizer whose state is counted; empty otherwise
   std::string region_code;
   double grid_g_per_kwh = 0, pue = 1;
   std::vector<DevicePrediction> rows;        // devices x batches

@@ -1,0 +1,35 @@
+// What eager PyTorch holds while it runs a model with autograd on: the tensors saved for the backward pass
+// (per op kind, from the registry's `Saved` rule, with the exporter's decompositions of eager ops taken
+// back), the peak of a forward that keeps them (inference with gradients on), and the peak of a training
+// step's backward, where saved tensors are released and gradients appear in reverse order. Measured
+// against PyTorch itself by scripts/measure/autograd_memory.py; docs/memory.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "perfcard/cost.h"
+#include "perfcard/graph.h"
+#include "perfcard/shape_inference.h"
+
+namespace perfcard {
+
+struct AutogradMemory {
+  double saved_bytes = 0;           // activations (and indices) kept for backward, unique buffers, inputs included
+  double inference_grad_peak = 0;   // live during a forward with autograd on (saved kept to the end), inputs included
+  double backward_peak = 0;         // live during the backward: saved not yet released, activation and weight
+                                    // gradients; inputs included, weights and optimizer state not
+  double backward_peak_weight_grads = 0;  // of backward_peak: the weights' gradients at that moment
+  double weight_grad_elements = 0;  // every trainable weight element (its gradient exists after the backward)
+  double largest_weight_elements = 0;  // the largest trainable tensor (an optimizer's per-tensor temporary)
+  int eager_ops_taken_back = 0;     // exporter decompositions counted as the one eager op (GELU, LayerNorm, SiLU)
+  bool complete = true;             // false: unknown sizes, or control-flow bodies (not counted)
+};
+
+// `float_bits`: the width activations are kept at (the run's precision); `weight_grad_bytes`: bytes of a
+// weight's gradient per element (4: fp32 weights, mixed precision's master weights included).
+AutogradMemory autograd_memory(const Graph& graph, const GraphShapes& shapes, const GraphCosts& costs, int float_bits,
+                               double weight_grad_bytes);
+
+}  // namespace perfcard

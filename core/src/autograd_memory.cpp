@@ -1,0 +1,261 @@
+#include "perfcard/autograd_memory.h"
+
+#include <algorithm>
+
+#include "perfcard/liveness.h"
+#include "perfcard/op_registry.h"
+
+namespace perfcard {
+namespace {
+
+// What each node keeps, before the exporter's decompositions are taken back: nodes that keep nothing,
+// and nodes that keep one value only (the input of the eager op the decomposition stands for).
+struct Overrides {
+  std::vector<bool> skip;     // by node
+  std::vector<int> only;      // by node: the one value kept, or -1 for the registry's rule
+  int taken_back = 0;
+};
+
+class Patterns {
+ public:
+  Patterns(const Graph& g, const std::vector<bool>& constant) : g_(g), constant_(constant) {
+    o_.skip.assign(g.nodes.size(), false);
+    o_.only.assign(g.nodes.size(), -1);
+  }
+
+  Overrides find() {
+    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      if (!n.domain.empty()) continue;
+      if (n.op_type == "Sigmoid") silu(i);
+      else if (n.op_type == "Erf") gelu(i);
+      else if (n.op_type == "Sub") layer_norm(i);
+    }
+    return std::move(o_);
+  }
+
+ private:
+  const Graph& g_;
+  const std::vector<bool>& constant_;
+  Overrides o_;
+
+  int producer(int v) const { return v < 0 ? -1 : g_.values[std::size_t(v)].producer; }
+  int in(std::size_t node, std::size_t i) const {
+    const Node& n = g_.nodes[node];
+    return i < n.inputs.size() ? n.inputs[i] : -1;
+  }
+  int out(std::size_t node) const { return g_.nodes[node].outputs.empty() ? -1 : g_.nodes[node].outputs[0]; }
+  bool is(int node, std::string_view op) const {
+    return node >= 0 && g_.nodes[std::size_t(node)].domain.empty() && g_.nodes[std::size_t(node)].op_type == op;
+  }
+  bool is_const(int v) const { return v >= 0 && constant_[std::size_t(v)]; }
+  // The only consumer of v, or -1.
+  int sole_consumer(int v) const {
+    if (v < 0) return -1;
+    const auto& c = g_.values[std::size_t(v)].consumers;
+    return c.size() == 1 ? c[0] : -1;
+  }
+  // The input of a binary node that is not `v`, or -1.
+  int other(int node, int v) const {
+    if (node < 0 || g_.nodes[std::size_t(node)].inputs.size() != 2) return -1;
+    const auto& ins = g_.nodes[std::size_t(node)].inputs;
+    return ins[0] == v ? ins[1] : ins[1] == v ? ins[0] : -1;
+  }
+  bool free(int node) const { return node >= 0 && !o_.skip[std::size_t(node)] && o_.only[std::size_t(node)] < 0; }
+
+  // x * Sigmoid(x): F.silu, which keeps x alone (the pair would keep x and the sigmoid).
+  void silu(std::size_t s) {
+    const int x = in(s, 0), m = sole_consumer(out(s));
+    if (x < 0 || !is(m, "Mul") || other(m, out(s)) != x || !free(int(s)) || !free(m)) return;
+    o_.skip[s] = true;
+    o_.only[std::size_t(m)] = x;
+    ++o_.taken_back;
+  }
+
+  // x * 0.5 * (1 + Erf(x / sqrt 2)): F.gelu, which keeps x alone.
+  void gelu(std::size_t e) {
+    const int d = producer(in(e, 0));
+    if (!(is(d, "Div") || is(d, "Mul")) || !free(d)) return;
+    const int x = in(std::size_t(d), 0);
+    if (x < 0 || !is_const(in(std::size_t(d), 1))) return;
+    const int a = sole_consumer(out(e));
+    if (!is(a, "Add") || !is_const(other(a, out(e)))) return;
+    const int m = sole_consumer(out(std::size_t(a)));
+    if (!is(m, "Mul")) return;
+    const int y = other(m, out(std::size_t(a)));
+    const int h = producer(y);  // x * 0.5 formed first
+    const bool half_first = is(h, "Mul") && other(h, x) >= 0 && is_const(other(h, x));
+    if (y != x && !half_first) return;
+    for (int k : {d, int(e), a}) o_.skip[std::size_t(k)] = true;
+    if (half_first) o_.skip[std::size_t(h)] = true;
+    o_.only[std::size_t(m)] = x;
+    ++o_.taken_back;
+  }
+
+  // (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) [* w + b]: F.layer_norm, which keeps x (and per-row
+  // statistics) whatever its affine part.
+  void layer_norm(std::size_t u) {
+    const int x = in(u, 0), r1 = producer(in(u, 1));
+    if (!is(r1, "ReduceMean") || in(std::size_t(r1), 0) != x || !free(r1)) return;
+    int p = -1, v = -1;
+    for (int c : g_.values[std::size_t(out(u))].consumers) {
+      if (is(c, "Pow")) p = c;
+      else if (is(c, "Div")) v = c;
+    }
+    if (p < 0 || v < 0 || g_.values[std::size_t(out(u))].consumers.size() != 2) return;
+    const int r2 = sole_consumer(out(std::size_t(p)));
+    const int a = r2 >= 0 && is(r2, "ReduceMean") ? sole_consumer(out(std::size_t(r2))) : -1;
+    const int q = is(a, "Add") ? sole_consumer(out(std::size_t(a))) : -1;
+    if (!is(q, "Sqrt") || sole_consumer(out(std::size_t(q))) != v || in(std::size_t(v), 1) != out(std::size_t(q))) return;
+    std::vector<int> members{int(u), p, r2, a, q, v};
+    const int w = sole_consumer(out(std::size_t(v)));  // the affine scale (its bias Add keeps nothing)
+    if (is(w, "Mul") && is_const(other(w, out(std::size_t(v))))) members.push_back(w);
+    for (int k : members) o_.skip[std::size_t(k)] = true;
+    ++o_.taken_back;  // r1 keeps x by its own rule (ReduceMean keeps its input)
+  }
+};
+
+}  // namespace
+
+AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const GraphCosts& c, int float_bits,
+                               double weight_grad_bytes) {
+  AutogradMemory r;
+  const std::size_t nv = g.values.size(), steps = g.order.size();
+  if (steps == 0) return r;
+  auto bytes_of = [&](int v) -> double {
+    const ValueShape& vs = s.values[std::size_t(v)];
+    if (!vs.fully_known()) { r.complete = false; return 0; }
+    return dtype_is_float(vs.dtype) ? double(vs.elements()) * float_bits / 8.0 : double(vs.bytes());
+  };
+
+  // Constants (weights, and what the runtime folds from them) and what needs a gradient.
+  std::vector<bool> constant(nv, false), grad(nv, false), trainable(nv, false);
+  for (std::size_t v = 0; v < nv; ++v) {
+    const Value& val = g.values[v];
+    if (val.kind != ValueKind::Initializer) continue;
+    constant[v] = true;
+    if (!dtype_is_float(s.values[v].dtype)) continue;
+    for (int u : val.consumers) {
+      const Node& n = g.nodes[std::size_t(u)];
+      for (std::size_t i = 0; i < n.inputs.size(); ++i)
+        if (n.inputs[i] == int(v) && counts_as_param(n, i)) trainable[v] = true;
+    }
+    grad[v] = trainable[v];
+  }
+  for (int ni : g.order) {
+    const Node& n = g.nodes[std::size_t(ni)];
+    const NodeCost& nc = c.nodes[std::size_t(ni)];
+    if (nc.has_bodies) r.complete = false;  // bodies' saved tensors are not counted
+    bool any = false;
+    for (int v : n.inputs) any = any || (v >= 0 && grad[std::size_t(v)]);
+    for (int v : n.outputs) {
+      if (v < 0) continue;
+      constant[std::size_t(v)] = nc.folded;
+      grad[std::size_t(v)] = any && nc.cls != OpClass::Metadata && dtype_is_float(s.values[std::size_t(v)].dtype);
+    }
+  }
+
+  const BufferIntervals b = buffer_intervals(g);
+  const Overrides o = Patterns(g, constant).find();
+  r.eager_ops_taken_back = o.taken_back;
+
+  // Saved buffers, by the earliest step that saves them (the backward releases them after that step's).
+  std::vector<int> saver(nv, -1);
+  std::vector<double> extra_from(steps + 1, 0.0);  // indices made at a step, kept to its backward
+  auto keep = [&](int v, int step) {
+    if (v < 0 || constant[std::size_t(v)]) return;
+    const auto own = std::size_t(b.owner[std::size_t(v)]);
+    if (!b.is_buffer(own)) return;
+    if (saver[own] < 0 || step < saver[own]) saver[own] = step;
+  };
+  auto needs = [&](const Node& n, std::size_t i) { return i < n.inputs.size() && n.inputs[i] >= 0 && grad[std::size_t(n.inputs[i])]; };
+  for (std::size_t step = 0; step < steps; ++step) {
+    const auto ni = std::size_t(g.order[step]);
+    const Node& n = g.nodes[ni];
+    if (o.skip[ni]) continue;
+    const int at = int(step);
+    if (o.only[ni] >= 0) { keep(o.only[ni], at); continue; }
+    const OpSpec* spec = find_op(n.domain, n.op_type);
+    if (!spec || spec->saved == Saved::Nothing) continue;
+    auto input = [&](std::size_t i) { return i < n.inputs.size() ? n.inputs[i] : -1; };
+    bool any = false;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) any = any || needs(n, i);
+    if (!any) continue;
+    const int out0 = n.outputs.empty() ? -1 : n.outputs[0];
+    switch (spec->saved) {
+      case Saved::Nothing: break;
+      case Saved::Input: keep(input(0), at); break;
+      case Saved::Output: keep(out0, at); break;
+      case Saved::InputAndOutput: keep(input(0), at); keep(out0, at); break;
+      case Saved::Operands:
+        if (n.op_type == "Einsum" || n.inputs.size() < 2) {
+          for (int v : n.inputs) keep(v, at);
+        } else {
+          if (needs(n, 1)) keep(input(0), at);
+          if (needs(n, 0)) keep(input(1), at);
+        }
+        break;
+      case Saved::Divisor:
+        keep(input(1), at);
+        if (needs(n, 1)) keep(input(0), at);
+        break;
+      case Saved::Normalized: keep(input(0), at); break;
+      case Saved::WithIndices:
+        keep(input(0), at);
+        if (out0 >= 0 && s.values[std::size_t(out0)].fully_known())
+          extra_from[step] += double(s.values[std::size_t(out0)].elements()) * 8;  // int64 argmax
+        break;
+      case Saved::Indices: if (needs(n, 0)) keep(input(1), at); break;
+      case Saved::DataAndIndices: if (needs(n, 0)) { keep(input(0), at); keep(input(1), at); } break;
+      case Saved::Condition: keep(input(0), at); break;
+    }
+  }
+
+  // Forward with autograd on: saved buffers live to the end, the rest as in a no-grad run.
+  // Backward (step i taken in reverse): a saved buffer lives while i >= its earliest saver; an
+  // activation's gradient from its last reader's backward to its producer's, i.e. over [first, last];
+  // a weight's gradient from its last reader's backward on. Inputs and outputs live throughout.
+  std::vector<double> fwd(steps + 1, 0.0), bwd(steps + 1, 0.0), wgrad(steps + 1, 0.0);
+  auto span = [](std::vector<double>& d, int from, int to, double x) { d[std::size_t(from)] += x; d[std::size_t(to) + 1] -= x; };
+  const int end = int(steps) - 1;
+  for (std::size_t v = 0; v < nv; ++v) {
+    if (!b.is_buffer(v)) continue;
+    const double x = bytes_of(int(v));
+    const bool io = g.values[v].kind == ValueKind::GraphInput ||
+                    std::find(g.outputs.begin(), g.outputs.end(), int(v)) != g.outputs.end();
+    if (saver[v] >= 0) r.saved_bytes += x;
+    span(fwd, b.first[v], saver[v] >= 0 ? end : b.last[v], x);
+    if (io) span(bwd, 0, end, x);
+    else if (saver[v] >= 0) span(bwd, saver[v], end, x);
+    if (grad[v]) span(bwd, b.first[v], b.last[v], x);
+  }
+  for (std::size_t step = 0; step < steps; ++step) {
+    r.saved_bytes += extra_from[step];
+    span(fwd, int(step), end, extra_from[step]);
+    span(bwd, int(step), end, extra_from[step]);
+  }
+  for (std::size_t v = 0; v < nv; ++v) {
+    if (!trainable[v]) continue;
+    const double n = double(s.values[v].elements());
+    int last = -1;
+    for (int u : g.values[v].consumers) last = std::max(last, b.step_of[std::size_t(u)]);
+    if (last < 0) continue;
+    r.weight_grad_elements += n;
+    r.largest_weight_elements = std::max(r.largest_weight_elements, n);
+    span(wgrad, 0, last, n * weight_grad_bytes);
+  }
+  double f = 0, a = 0, w = 0;
+  for (std::size_t i = 0; i < steps; ++i) {
+    f += fwd[i];
+    a += bwd[i];
+    w += wgrad[i];
+    r.inference_grad_peak = std::max(r.inference_grad_peak, f);
+    if (a + w > r.backward_peak) {
+      r.backward_peak = a + w;
+      r.backward_peak_weight_grads = w;
+    }
+  }
+  return r;
+}
+
+}  // namespace perfcard

@@ -1,0 +1,327 @@
+"""What eager PyTorch keeps in memory, measured exactly on this CPU: the ground truth of the memory model.
+
+    /usr/bin/python3 -m scripts.measure.autograd_memory [--max-minutes 30] [--quick] [--out CSV]
+    /usr/bin/python3 -m scripts.measure.autograd_memory --ops      # what autograd saves, op by op
+
+Which tensors autograd saves, and which tensors are alive at each moment of a forward, a backward and an
+optimizer step, are decided by PyTorch's operators and autograd engine, not by the device: the figures
+taken here on the CPU hold for eager CUDA too (the caching allocator's rounding and the CUDA context
+come on top; they are the runtime's part, not the model's).
+
+Per row (one model from the zoo manifests, one batch, the transformer's sequence):
+- saved_bytes: the unique storages autograd saves for backward in a training-mode forward
+  (`torch.autograd.graph.saved_tensors_hooks`), parameters and buffers excluded (they are resident anyway);
+  saved_param_bytes: the parameters and buffers among them.
+- nograd_peak_bytes: peak of live tensor bytes above what was live before the call (the weights and the
+  input), through an eval-mode forward under no_grad, the output held.
+- grad_forward_peak_bytes: the same with autograd on (an eval-mode forward as people run inference without
+  no_grad): everything saved for backward stays alive with the output.
+- train_sgd_peak_bytes, train_adam_peak_bytes: the same through a whole training step (zero_grad with
+  set_to_none, training-mode forward, mean of the output as the loss, backward, optimizer step: SGD with
+  momentum 0.9, Adam), taken on the third step, when the optimizer's state already exists (its bytes are in
+  sgd_state_bytes / adam_state_bytes, part of what was live before).
+Peaks come from the profiler's allocator events (`profile_memory`), in time order: the live bytes of
+tensors as the allocator sees them, each operator's own scratch included while it runs.
+
+The ONNX graph of each row is the zoo's export of the same module (manifest `file`); evaluation lives in
+scripts/training/evaluate_memory.py, which asks the core for its figures.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import gc
+import os
+import platform
+import sys
+import time
+
+from scripts import paths
+from scripts.measure import machines
+from scripts.measure.gpu_campaign import Skip, count_params, instantiate, load_manifests
+
+OUT = os.path.join(paths.MEASURED, "autograd_memory_cpu.csv")
+FIELDS = ["model", "set", "family", "file", "batch", "sequence", "params", "param_bytes", "buffer_bytes",
+          "input_bytes", "output_bytes", "saved_bytes", "saved_param_bytes", "saved_tensors",
+          "nograd_peak_bytes", "grad_forward_peak_bytes", "train_sgd_peak_bytes", "sgd_state_bytes",
+          "train_adam_peak_bytes", "adam_state_bytes", "torch", "machine_id", "seconds"]
+MAX_MACS = 6e9        # per sample: a training step of larger models takes minutes on two cores
+MAX_PARAMS = 6e8      # Adam's state and the gradients of larger models pass this machine's memory
+BATCHES = (1, 8)
+
+
+def storage_key(t):
+    s = t.storage()
+    return s.data_ptr(), s.nbytes()
+
+
+def tensor_bytes(ts):
+    seen = {}
+    for t in ts:
+        if t is not None and t.numel():
+            k, n = storage_key(t)
+            seen[k] = n
+    return sum(seen.values())
+
+
+def flat_tensors(y):
+    import torch
+    if isinstance(y, torch.Tensor):
+        return [y]
+    if isinstance(y, (tuple, list)):
+        return [t for x in y for t in flat_tensors(x)]
+    if isinstance(y, dict):
+        return [t for x in y.values() for t in flat_tensors(x)]
+    return []
+
+
+def loss_of(y):
+    ts = [t for t in flat_tensors(y) if t.is_floating_point() and t.requires_grad]
+    return sum(t.float().mean() for t in ts)
+
+
+def peak_above(fn):
+    """Peak of live allocator bytes during fn() above what was live when it started."""
+    import torch
+    with torch.autograd.profiler.profile(profile_memory=True, use_kineto=False) as prof:
+        keep = fn()
+    events = sorted(((e.time_range.start, e.id, e.self_cpu_memory_usage) for e in prof.function_events
+                     if e.self_cpu_memory_usage), key=lambda x: (x[0], x[1]))
+    live = peak = 0
+    for _, _, b in events:
+        live += b
+        peak = max(peak, live)
+    del keep
+    return peak
+
+
+def saved_for_backward(model, args):
+    import torch
+    params = {storage_key(p)[0] for p in list(model.parameters()) + list(model.buffers())}
+    saved = {}
+
+    def pack(t):
+        k, n = storage_key(t)
+        saved[k] = (n, k in params)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = model(*args)
+    acts = sum(n for n, p in saved.values() if not p)
+    prm = sum(n for n, p in saved.values() if p)
+    del y
+    return acts, prm, len(saved)
+
+
+def measure_row(e, batch, sequence):
+    import torch
+    t0 = time.time()
+    model, make_inputs = instantiate(e)
+    n = count_params(model)
+    if e.get("params") and n != e["params"]:
+        raise Skip(f"torch module has {n} parameters, the manifest {e['params']}")
+    from scripts.measure.gpu_campaign import Config
+    c = Config(model=e["id"], family=e["family"], set=e["set"], batch=batch, sequence=sequence)
+    args = make_inputs(c, "cpu", torch.float32)
+    row = dict(model=e["id"], set=e["set"], family=e["family"], file=e["file"], batch=batch, sequence=sequence,
+               params=n, param_bytes=tensor_bytes(model.parameters()), buffer_bytes=tensor_bytes(model.buffers()),
+               input_bytes=tensor_bytes(args), torch=torch.__version__)
+
+    model.eval()
+    with torch.no_grad():
+        y = model(*args)
+    row["output_bytes"] = tensor_bytes(flat_tensors(y))
+    del y
+
+    def nograd():
+        with torch.no_grad():
+            return model(*args)
+    row["nograd_peak_bytes"] = peak_above(nograd)
+    row["grad_forward_peak_bytes"] = peak_above(lambda: model(*args))
+
+    model.train()
+    row["saved_bytes"], row["saved_param_bytes"], row["saved_tensors"] = saved_for_backward(model, args)
+    for name, make in (("sgd", lambda ps: torch.optim.SGD(ps, lr=1e-6, momentum=0.9)),
+                       ("adam", lambda ps: torch.optim.Adam(ps, lr=1e-6))):
+        opt = make(model.parameters())
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            loss_of(model(*args)).backward()
+            opt.step()
+        step()
+        step()
+        gc.collect()
+        opt.zero_grad(set_to_none=True)
+        row[f"{name}_state_bytes"] = tensor_bytes(t for s in opt.state.values() for t in s.values()
+                                                 if isinstance(t, torch.Tensor) and t.dim() > 0)
+        row[f"train_{name}_peak_bytes"] = peak_above(step)
+        opt.zero_grad(set_to_none=True)
+        del opt
+        gc.collect()
+    row["seconds"] = round(time.time() - t0, 1)
+    return row
+
+
+def plan(quick=False):
+    """(entry, batch, sequence): the torchvision classic set and variants at their smallest resolution per
+    model, the transformers with a torch module at sequence 128, a NAS-Bench-201 sample; each at batch 1
+    and 8. Smallest first, round-robin over families, so that a short run spans every family."""
+    from scripts.measure.gpu_campaign import nb201_sample
+    entries = load_manifests(("torchvision", "transformers", "nasbench201"))
+    nb = {x["id"] for x in nb201_sample(entries, n=12)}
+    chosen = []
+    for e in entries:
+        if e["set"] == "nasbench201" and e["id"] not in nb:
+            continue
+        if (e.get("macs") or 0) > MAX_MACS or (e.get("params") or 0) > MAX_PARAMS:
+            continue
+        step = e.get("config", {}).get("step")
+        if e["set"] == "transformers" and (step == "decode" or e["config"].get("arch") not in ("bert", "gpt", "llama")):
+            continue
+        chosen.append(e)
+    by_family = {}
+    for e in sorted(chosen, key=lambda e: (e.get("macs") or 0, e["id"])):
+        by_family.setdefault((e["set"], e["family"]), []).append(e)
+    turns = []
+    for i in range(max((len(v) for v in by_family.values()), default=0)):
+        for fam in sorted(by_family):
+            if i < len(by_family[fam]) and (not quick or i == 0):
+                turns.append(by_family[fam][i])
+    out = []
+    for e in turns:
+        seq = 128 if e["set"] == "transformers" and e["config"].get("arch") != "vit" else 0
+        for b in BATCHES:
+            out.append((e, b, seq))
+    return out
+
+
+def done(path):
+    if not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        return {(r["model"], int(r["batch"]), int(r["sequence"])) for r in csv.DictReader(f)}
+
+
+def run(path, max_minutes, quick=False, log=print):
+    import torch
+    torch.manual_seed(0)
+    torch.set_num_threads(min(2, os.cpu_count() or 1))
+    machine = machines.describe()
+    machines.record(machine)
+    have = done(path)
+    deadline = time.time() + 60 * max_minutes
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        if new:
+            w.writeheader()
+        for e, b, seq in plan(quick):
+            if time.time() > deadline:
+                log("deadline reached")
+                break
+            if (e["id"], b, seq) in have:
+                continue
+            try:
+                row = measure_row(e, b, seq)
+            except Skip as why:
+                log(f"skip {e['id']}: {why}")
+                have.add((e["id"], b, seq))
+                continue
+            row["machine_id"] = machine["machine_id"]
+            w.writerow(row)
+            f.flush()
+            log(f"{e['id']} b{b}: saved {row['saved_bytes'] / 2**20:.1f} MiB, no_grad peak "
+                f"{row['nograd_peak_bytes'] / 2**20:.1f}, adam step peak {row['train_adam_peak_bytes'] / 2**20:.1f} "
+                f"({row['seconds']} s)")
+            gc.collect()
+
+
+# ---- op by op: what autograd saves (for docs/memory.md and the registry's saved-tensor rules) ----
+
+def op_table():
+    import torch
+    import torch.nn.functional as F
+    torch.manual_seed(0)
+    W = torch.nn.Parameter(torch.randn(16, 8, 3, 3))
+    L = torch.nn.Parameter(torch.randn(32, 64))
+    E = torch.nn.Parameter(torch.randn(50, 8))
+    bw, bb = torch.nn.Parameter(torch.ones(8)), torch.nn.Parameter(torch.zeros(8))
+    idx = torch.randint(0, 50, (4, 6))
+    cases = [
+        ("Conv", lambda x: F.conv2d(x, W, padding=1), [(2, 8, 10, 10)]),
+        ("MatMul (weight)", lambda x: F.linear(x, L), [(4, 64)]),
+        ("MatMul (two activations)", lambda a, b: a @ b, [(2, 4, 8), (2, 8, 5)]),
+        ("Relu", F.relu, [(100,)]), ("Sigmoid", torch.sigmoid, [(100,)]), ("Tanh", torch.tanh, [(100,)]),
+        ("Gelu", F.gelu, [(100,)]), ("SiLU (Sigmoid+Mul)", F.silu, [(100,)]), ("HardSwish", F.hardswish, [(100,)]),
+        ("HardSigmoid", F.hardsigmoid, [(100,)]), ("Clip (ReLU6)", F.relu6, [(100,)]), ("LeakyRelu", F.leaky_relu, [(100,)]),
+        ("Elu", F.elu, [(100,)]), ("Softplus", F.softplus, [(100,)]),
+        ("Softmax", lambda x: F.softmax(x, -1), [(4, 25)]), ("LogSoftmax", lambda x: F.log_softmax(x, -1), [(4, 25)]),
+        ("LayerNormalization", lambda x: F.layer_norm(x, (25,)), [(4, 25)]),
+        ("BatchNormalization", lambda x: F.batch_norm(x, torch.zeros(8), torch.ones(8), bw, bb, training=True), [(2, 8, 5, 5)]),
+        ("GroupNormalization", lambda x: F.group_norm(x, 2), [(2, 8, 5, 5)]),
+        ("Add", lambda a, b: a + b, [(10,), (10,)]), ("Mul", lambda a, b: a * b, [(10,), (10,)]),
+        ("Div", lambda a, b: a / b, [(10,), (10,)]), ("Pow (constant exponent)", lambda a: a.pow(3.0), [(10,)]),
+        ("Sqrt", torch.sqrt, [(10,)]), ("Reciprocal", torch.reciprocal, [(10,)]), ("Exp", torch.exp, [(10,)]),
+        ("Log", torch.log, [(10,)]), ("Erf", torch.erf, [(10,)]), ("Neg", torch.neg, [(10,)]),
+        ("ReduceMean", lambda a: a.mean(-1), [(4, 10)]), ("ReduceSum", lambda a: a.sum(-1), [(4, 10)]),
+        ("ReduceMax", lambda a: a.amax(-1), [(4, 10)]),
+        ("MaxPool", lambda a: F.max_pool2d(a, 2), [(1, 2, 8, 8)]), ("AveragePool", lambda a: F.avg_pool2d(a, 2), [(1, 2, 8, 8)]),
+        ("GlobalAveragePool", lambda a: F.adaptive_avg_pool2d(a, 1), [(1, 2, 8, 8)]),
+        ("Concat", lambda a, b: torch.cat([a, b]), [(10,), (10,)]), ("Transpose", lambda a: a.t().contiguous(), [(4, 10)]),
+        ("Slice", lambda a: a[:, 2:5], [(4, 10)]), ("Pad", lambda a: F.pad(a, (1, 1)), [(4, 10)]),
+        ("Resize (nearest)", lambda a: F.interpolate(a, scale_factor=2), [(1, 2, 4, 4)]),
+        ("Gather (embedding)", lambda: F.embedding(idx, E), []),
+        ("Gather (rows of an activation)", lambda a: a[idx[0]], [(50, 8)]),
+        ("GatherElements", lambda a: a.gather(1, idx[:, :4] % 10), [(4, 10)]),
+        ("Where", lambda a, b: torch.where(a > 0, a, b), [(10,), (10,)]),
+        ("Dropout (training)", lambda a: F.dropout(a, 0.1, training=True), [(100,)]),
+    ]
+    for name, fn, shapes in cases:
+        xs = [torch.randn(*s, requires_grad=True) for s in shapes]
+        params = {storage_key(p)[0] for p in (W, L, E, bw, bb)}
+        saved = {}
+
+        def pack(t):
+            k, n = storage_key(t)
+            saved[k] = (t.dtype, tuple(t.shape), k in params)
+            return t
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            y = fn(*xs)
+        ins = {storage_key(x)[0]: i for i, x in enumerate(xs)}
+        outs = {storage_key(o)[0]: i for i, o in enumerate(flat_tensors(y))}
+        what = []
+        for k, (dt, shape, is_param) in saved.items():
+            if is_param:
+                what.append("weight")
+            elif k in ins:
+                what.append(f"input {ins[k]}")
+            elif k in outs:
+                what.append(f"output {outs[k]}")
+            else:
+                what.append(f"{str(dt).replace('torch.', '')}{list(shape)}")
+        print(f"{name:32s} {', '.join(sorted(what)) or '-'}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--max-minutes", type=float, default=30)
+    ap.add_argument("--quick", action="store_true", help="the smallest model of each family only")
+    ap.add_argument("--out", default=OUT)
+    ap.add_argument("--ops", action="store_true", help="print what autograd saves for each op kind and exit")
+    ap.add_argument("--plan", action="store_true", help="print the plan and exit")
+    a = ap.parse_args(argv)
+    if a.ops:
+        op_table()
+        return 0
+    if a.plan:
+        for e, b, seq in plan(a.quick):
+            print(e["id"], b, seq)
+        return 0
+    print(f"torch {__import__('torch').__version__} on {platform.processor() or platform.machine()}", file=sys.stderr)
+    run(a.out, a.max_minutes, a.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
