@@ -110,11 +110,30 @@ TEST_CASE("memory: weights at precision, activations, workspace and context; tra
   CHECK(inf.workspace == Approx(10.0 * 1024 * 1024));
   CHECK(inf.context == Approx(100.0 * 1024 * 1024));
   CHECK(inf.optimizer == 0);
+  CHECK(inf.saved_activations == 0);
+  // With autograd on, the MatMul keeps x for its weight's gradient (fp16 activations, mixed precision:
+  // fp32 weights and their fp16 copies).
+  o.mode = perfcard::Mode::InferenceGrad;
+  auto ig = s.run(matmul_model(), o).rows[0].memory;
+  CHECK(ig.weights == Approx(1024.0 * 1024 * 6));
+  CHECK(ig.saved_activations == Approx(8.0 * 1024 * 2));
+  CHECK(ig.activations == Approx(2.0 * 8 * 1024 * 2));
+  CHECK(ig.gradients == 0);
   o.mode = perfcard::Mode::Training;
   auto tr = s.run(matmul_model(), o).rows[0].memory;
-  CHECK(tr.gradients == Approx(1024.0 * 1024 * 2));
-  CHECK(tr.optimizer == Approx(1024.0 * 1024 * 12));  // two fp32 moments + fp32 master copy
+  // The update is the peak here: every fp32 gradient, Adam's two moments and its sqrt(v) temporary.
+  CHECK(tr.gradients == Approx(1024.0 * 1024 * 4));
+  CHECK(tr.optimizer == Approx(1024.0 * 1024 * 8));
+  CHECK(tr.optimizer_update == Approx(1024.0 * 1024 * 4));
   CHECK(tr.saved_activations == Approx(8.0 * 1024 * 2));
+  o.optimizer = perfcard::Optimizer::Sgd;
+  auto sgd = s.run(matmul_model(), o).rows[0].memory;
+  CHECK(sgd.optimizer == Approx(1024.0 * 1024 * 4));  // momentum only, updated in place
+  CHECK(sgd.total() < tr.total());
+  CHECK_THROWS_WITH(perfcard::parse_optimizer("lion"), Catch::Contains("unknown optimizer 'lion'") &&
+                                                         Catch::Contains("adam, adamw, sgd"));
+  CHECK_THROWS_WITH(perfcard::parse_mode("train"), Catch::Contains("unknown memory protocol 'train'") &&
+                                                     Catch::Contains("inference, inference-grad or training"));
 }
 
 TEST_CASE("energy and carbon follow power x time and the grid intensity x PUE") {

@@ -27,7 +27,7 @@ class Patterns {
     for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
       if (!n.domain.empty()) continue;
-      if (n.op_type == "Sigmoid") silu(i);
+      if (n.op_type == "Sigmoid" || n.op_type == "HardSigmoid") gated(i);
       else if (n.op_type == "Erf") gelu(i);
       else if (n.op_type == "Sub") layer_norm(i);
     }
@@ -63,8 +63,9 @@ class Patterns {
   }
   bool free(int node) const { return node >= 0 && !o_.skip[std::size_t(node)] && o_.only[std::size_t(node)] < 0; }
 
-  // x * Sigmoid(x): F.silu, which keeps x alone (the pair would keep x and the sigmoid).
-  void silu(std::size_t s) {
+  // x * Sigmoid(x) is F.silu, x * HardSigmoid(x) F.hardswish (below opset 14): each keeps x alone (the
+  // pair would keep x and the gate).
+  void gated(std::size_t s) {
     const int x = in(s, 0), m = sole_consumer(out(s));
     if (x < 0 || !is(m, "Mul") || other(m, out(s)) != x || !free(int(s)) || !free(m)) return;
     o_.skip[s] = true;
@@ -134,7 +135,8 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     const Value& val = g.values[v];
     if (val.kind != ValueKind::Initializer) continue;
     constant[v] = true;
-    if (!dtype_is_float(s.values[v].dtype)) continue;
+    // A one-element float constant is an exported Python scalar (the 0.5 of a GELU, an epsilon), not a weight.
+    if (!dtype_is_float(s.values[v].dtype) || !s.values[v].fully_known() || s.values[v].elements() <= 1) continue;
     for (int u : val.consumers) {
       const Node& n = g.nodes[std::size_t(u)];
       for (std::size_t i = 0; i < n.inputs.size(); ++i)
@@ -211,7 +213,8 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     }
   }
 
-  // Forward with autograd on: saved buffers live to the end, the rest as in a no-grad run.
+  // Forward with autograd on: saved buffers live to the end (and the inputs, which the caller holds), the
+  // rest as in a no-grad run.
   // Backward (step i taken in reverse): a saved buffer lives while i >= its earliest saver; an
   // activation's gradient from its last reader's backward to its producer's, i.e. over [first, last];
   // a weight's gradient from its last reader's backward on. Inputs and outputs live throughout.
@@ -224,7 +227,7 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     const bool io = g.values[v].kind == ValueKind::GraphInput ||
                     std::find(g.outputs.begin(), g.outputs.end(), int(v)) != g.outputs.end();
     if (saver[v] >= 0) r.saved_bytes += x;
-    span(fwd, b.first[v], saver[v] >= 0 ? end : b.last[v], x);
+    span(fwd, b.first[v], saver[v] >= 0 || g.values[v].kind == ValueKind::GraphInput ? end : b.last[v], x);
     if (io) span(bwd, 0, end, x);
     else if (saver[v] >= 0) span(bwd, saver[v], end, x);
     if (grad[v]) span(bwd, b.first[v], b.last[v], x);
@@ -241,7 +244,6 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     for (int u : g.values[v].consumers) last = std::max(last, b.step_of[std::size_t(u)]);
     if (last < 0) continue;
     r.weight_grad_elements += n;
-    r.largest_weight_elements = std::max(r.largest_weight_elements, n);
     span(wgrad, 0, last, n * weight_grad_bytes);
   }
   double f = 0, a = 0, w = 0;

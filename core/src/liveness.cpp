@@ -40,7 +40,7 @@ BufferIntervals buffer_intervals(const Graph& g) {
   return b;
 }
 
-LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_bits) {
+LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_bits, bool inputs_held) {
   auto size_of = [float_bits](const ValueShape& v) {
     if (float_bits > 0 && dtype_is_float(v.dtype)) return (v.elements() * std::uint64_t(float_bits) + 7) / 8;
     return v.bytes();
@@ -61,8 +61,9 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
     const ValueShape& vs = s.values[v];
     if (!vs.fully_known()) { r.complete = false; continue; }
     double b = double(size_of(vs));
+    const bool held = inputs_held && g.values[v].kind == ValueKind::GraphInput;
     delta[std::size_t(first[v])] += b;
-    delta[std::size_t(last[v]) + 1] -= b;
+    delta[std::size_t(held ? std::max<std::ptrdiff_t>(std::ptrdiff_t(steps) - 1, 0) : last[v]) + 1] -= b;
     if (g.values[v].kind == ValueKind::GraphInput) add(r.input_bytes, size_of(vs));
   }
   for (int v : g.outputs)
@@ -78,7 +79,7 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
     for (const auto& a : n.attributes)
       for (const auto& body : a.graphs) {
         if (k < s.subgraphs[ni].size() && !s.subgraphs[ni][k].values.empty()) {
-          LivenessResult b = peak_live_memory(body, s.subgraphs[ni][k], float_bits);
+          LivenessResult b = peak_live_memory(body, s.subgraphs[ni][k], float_bits);  // a body's inputs are the loop's
           inside[i] = std::max(inside[i], double(b.peak_bytes));
           r.complete = r.complete && b.complete;
           r.saturated = r.saturated || b.saturated;

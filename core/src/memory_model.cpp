@@ -65,7 +65,7 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
   const double overhead = 1 + rt.allocator_overhead;
   if (mode == Mode::Inference) {
     weight_bytes(model.graph, bits, m.weights, params);
-    LivenessResult live = peak_live_memory(model.graph, a.shapes.graph, bits);
+    LivenessResult live = peak_live_memory(model.graph, a.shapes.graph, bits, /*inputs_held=*/true);
     m.activations = double(live.peak_bytes) * overhead;
     m.complete = live.complete;
     return m;
@@ -89,18 +89,22 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
   }
   const double state_per_element = optimizer == Optimizer::Adam ? 8 : optimizer == Optimizer::Sgd ? 4 : 0;
   m.optimizer = params * state_per_element;
-  // The step's peak is the forward's end, a moment of the backward, or the optimizer's update (every
-  // gradient alive, plus Adam's per-tensor temporary).
-  const double update = ag.weight_grad_elements * grad_bytes +
-                        (optimizer == Optimizer::Adam ? ag.largest_weight_elements * 4 : 0);
+  // The step's peak is the forward's end, a moment of the backward, or the optimizer's update: every
+  // gradient alive, plus the update's temporaries. PyTorch's default on CUDA is the multi-tensor
+  // (foreach) path: Adam forms sqrt(v) for every weight at once, one fp32 copy of the weights (PyTorch
+  // 2.x divides and adds eps in place; 1.13 kept a second copy, measured); SGD's momentum is updated in
+  // place.
+  const double all_grads = ag.weight_grad_elements * grad_bytes;
+  const double temporaries = optimizer == Optimizer::Adam ? params * 4 : 0;
   const double io = double(a.liveness.input_bytes);
   double acts = ag.inference_grad_peak, grads = 0;
-  if (ag.backward_peak > std::max(acts, update)) {
+  if (ag.backward_peak > std::max(acts, all_grads + temporaries)) {
     acts = ag.backward_peak - ag.backward_peak_weight_grads;
     grads = ag.backward_peak_weight_grads;
-  } else if (update > acts) {
+  } else if (all_grads + temporaries > acts) {
     acts = io;
-    grads = update;
+    grads = all_grads;
+    m.optimizer_update = temporaries;
   }
   m.activations = acts * overhead;
   m.gradients = grads;

@@ -264,6 +264,7 @@ nlohmann::json predict_to_json(const PredictResult& r) {
     row["memory_mb"] = {{"weights", p.memory.weights / kMiB}, {"activations", p.memory.activations / kMiB},
                         {"workspace", p.memory.workspace / kMiB}, {"context", p.memory.context / kMiB},
                         {"gradients", p.memory.gradients / kMiB}, {"optimizer", p.memory.optimizer / kMiB},
+                        {"optimizer_update", p.memory.optimizer_update / kMiB},
                         {"saved_activations", p.memory.saved_activations / kMiB}};
     row["device_memory_gb"] = p.device_memory_gb;
     row["fits"] = p.fits;

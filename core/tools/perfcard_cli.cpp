@@ -218,7 +218,7 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
 // "bandwidth_scale", "samples" (default dims.batch or 1), "predictor" (default roofline), "features", "graph"
 // (the operator graph a graph predictor reads, operator_graph.h), "sequence" (the kernel sequence the
 // transformer reads, kernel_sequence.h), "embedding" (the GNN's graph embedding), "sequence_embedding" (the
-// transformer's)}.
+// transformer's), "memory" ({"mode", "optimizer"}: the memory model's parts in bytes, memory_model.h)}.
 int run_eval(const std::vector<std::string>& args) {
   std::string queries, constants_file, devices_file, weights_dir;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -284,6 +284,16 @@ int run_eval(const std::vector<std::string>& args) {
       std::string family;
       constants.family_of(d, &family);
       out["family"] = family;
+      if (q.contains("memory")) {  // {"mode": inference|inference-grad|training, "optimizer": adam|sgd|none}
+        const auto& mq = q.at("memory");
+        const auto mb = perfcard::estimate_memory(*m, *a, precision, perfcard::parse_mode(mq.value("mode", "inference")),
+                                                  perfcard::parse_optimizer(mq.value("optimizer", "adam")),
+                                                  constants.runtime(runtime));
+        out["memory_bytes"] = {{"weights", mb.weights}, {"activations", mb.activations}, {"gradients", mb.gradients},
+                               {"optimizer", mb.optimizer}, {"optimizer_update", mb.optimizer_update},
+                               {"saved_activations", mb.saved_activations},
+                               {"workspace", mb.workspace}, {"context", mb.context}, {"complete", mb.complete}};
+      }
       if (q.value("features", false)) {
         std::vector<float> f = perfcard::feature_row(*prep, dq, *set.roofline);
         nlohmann::json row = nlohmann::json::array();

@@ -16,12 +16,16 @@ Per row (one model from the zoo manifests, one batch, the transformer's sequence
   input), through an eval-mode forward under no_grad, the output held.
 - grad_forward_peak_bytes: the same with autograd on (an eval-mode forward as people run inference without
   no_grad): everything saved for backward stays alive with the output.
-- train_sgd_peak_bytes, train_adam_peak_bytes: the same through a whole training step (zero_grad with
-  set_to_none, training-mode forward, mean of the output as the loss, backward, optimizer step: SGD with
-  momentum 0.9, Adam), taken on the third step, when the optimizer's state already exists (its bytes are in
-  sgd_state_bytes / adam_state_bytes, part of what was live before).
+- backward_peak_bytes: the same through a training-mode forward and backward (gradients set to None
+  before, the mean of the output as the loss): saved tensors released as the backward goes, activation
+  and weight gradients made.
+- sgd_update_bytes, adam_update_bytes: the peak of the optimizer's step above what is live before it
+  (weights, gradients, state), i.e. its temporaries, for SGD with momentum 0.9 and Adam, both with
+  foreach=True (the multi-tensor path, PyTorch's default on CUDA), taken on the third step, when the state
+  exists (sgd_state_bytes / adam_state_bytes).
 Peaks come from the profiler's allocator events (`profile_memory`), in time order: the live bytes of
-tensors as the allocator sees them, each operator's own scratch included while it runs.
+tensors as the allocator sees them, each operator's own scratch included while it runs (an operator's
+allocations count from its start, its frees from its end: a bound that is exact for leaf operators).
 
 The ONNX graph of each row is the zoo's export of the same module (manifest `file`); evaluation lives in
 scripts/training/evaluate_memory.py, which asks the core for its figures.
@@ -43,8 +47,8 @@ from scripts.measure.gpu_campaign import Skip, count_params, instantiate, load_m
 OUT = os.path.join(paths.MEASURED, "autograd_memory_cpu.csv")
 FIELDS = ["model", "set", "family", "file", "batch", "sequence", "params", "param_bytes", "buffer_bytes",
           "input_bytes", "output_bytes", "saved_bytes", "saved_param_bytes", "saved_tensors",
-          "nograd_peak_bytes", "grad_forward_peak_bytes", "train_sgd_peak_bytes", "sgd_state_bytes",
-          "train_adam_peak_bytes", "adam_state_bytes", "torch", "machine_id", "seconds"]
+          "nograd_peak_bytes", "grad_forward_peak_bytes", "backward_peak_bytes", "sgd_update_bytes",
+          "sgd_state_bytes", "adam_update_bytes", "adam_state_bytes", "torch", "machine_id", "seconds"]
 MAX_MACS = 6e9        # per sample: a training step of larger models takes minutes on two cores
 MAX_PARAMS = 6e8      # Adam's state and the gradients of larger models pass this machine's memory
 BATCHES = (1, 8)
@@ -85,8 +89,10 @@ def peak_above(fn):
     import torch
     with torch.autograd.profiler.profile(profile_memory=True, use_kineto=False) as prof:
         keep = fn()
-    events = sorted(((e.time_range.start, e.id, e.self_cpu_memory_usage) for e in prof.function_events
-                     if e.self_cpu_memory_usage), key=lambda x: (x[0], x[1]))
+    # An event's own allocations happen from its start, its own frees (of what its children allocated: an
+    # optimizer step's temporaries, a backward node's inputs) by its end: each is placed there.
+    events = sorted((e.time_range.start if e.self_cpu_memory_usage > 0 else e.time_range.end, e.id, e.self_cpu_memory_usage)
+                    for e in prof.function_events if e.self_cpu_memory_usage)
     live = peak = 0
     for _, _, b in events:
         live += b
@@ -141,24 +147,23 @@ def measure_row(e, batch, sequence):
 
     model.train()
     row["saved_bytes"], row["saved_param_bytes"], row["saved_tensors"] = saved_for_backward(model, args)
-    for name, make in (("sgd", lambda ps: torch.optim.SGD(ps, lr=1e-6, momentum=0.9)),
-                       ("adam", lambda ps: torch.optim.Adam(ps, lr=1e-6))):
-        opt = make(model.parameters())
 
-        def step():
-            opt.zero_grad(set_to_none=True)
-            loss_of(model(*args)).backward()
-            opt.step()
-        step()
-        step()
-        gc.collect()
-        opt.zero_grad(set_to_none=True)
+    def backward():
+        loss_of(model(*args)).backward()
+    model.zero_grad(set_to_none=True)
+    row["backward_peak_bytes"] = peak_above(backward)
+    for name, make in (("sgd", lambda ps: torch.optim.SGD(ps, lr=1e-6, momentum=0.9, foreach=True)),
+                       ("adam", lambda ps: torch.optim.Adam(ps, lr=1e-6, foreach=True))):
+        opt = make(model.parameters())
+        opt.step()
+        opt.step()
         row[f"{name}_state_bytes"] = tensor_bytes(t for s in opt.state.values() for t in s.values()
                                                  if isinstance(t, torch.Tensor) and t.dim() > 0)
-        row[f"train_{name}_peak_bytes"] = peak_above(step)
-        opt.zero_grad(set_to_none=True)
+        gc.collect()
+        row[f"{name}_update_bytes"] = peak_above(opt.step)
         del opt
         gc.collect()
+    model.zero_grad(set_to_none=True)
     row["seconds"] = round(time.time() - t0, 1)
     return row
 
@@ -232,8 +237,8 @@ def run(path, max_minutes, quick=False, log=print):
             w.writerow(row)
             f.flush()
             log(f"{e['id']} b{b}: saved {row['saved_bytes'] / 2**20:.1f} MiB, no_grad peak "
-                f"{row['nograd_peak_bytes'] / 2**20:.1f}, adam step peak {row['train_adam_peak_bytes'] / 2**20:.1f} "
-                f"({row['seconds']} s)")
+                f"{row['nograd_peak_bytes'] / 2**20:.1f}, backward peak {row['backward_peak_bytes'] / 2**20:.1f}, "
+                f"adam update {row['adam_update_bytes'] / 2**20:.1f} ({row['seconds']} s)")
             gc.collect()
 
 

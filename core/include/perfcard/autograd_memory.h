@@ -22,8 +22,7 @@ struct AutogradMemory {
                                     // gradients; inputs included, weights and optimizer state not
   double backward_peak_weight_grads = 0;  // of backward_peak: the weights' gradients at that moment
   double weight_grad_elements = 0;  // every trainable weight element (its gradient exists after the backward)
-  double largest_weight_elements = 0;  // the largest trainable tensor (an optimizer's per-tensor temporary)
-  int eager_ops_taken_back = 0;     // exporter decompositions counted as the one eager op (GELU, LayerNorm, SiLU)
+  int eager_ops_taken_back = 0;     // exporter decompositions counted as the one eager op (GELU, LayerNorm, SiLU, hardswish)
   bool complete = true;             // false: unknown sizes, or control-flow bodies (not counted)
 };
 

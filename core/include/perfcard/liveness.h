@@ -33,6 +33,9 @@ struct BufferIntervals {
 BufferIntervals buffer_intervals(const Graph& graph);
 
 // float_bits > 0 counts floating tensors at that width (the precision a predictor runs the model at).
-LivenessResult peak_live_memory(const Graph& graph, const GraphShapes& shapes, int float_bits = 0);
+// inputs_held: the caller owns the inputs for the whole run (as with PyTorch and onnxruntime); false
+// follows the graph alone, where an input dies after its last reader (the learned predictors' feature).
+LivenessResult peak_live_memory(const Graph& graph, const GraphShapes& shapes, int float_bits = 0,
+                                bool inputs_held = false);
 
 }  // namespace perfcard

@@ -27,9 +27,10 @@ std::string_view optimizer_name(Optimizer o);
 struct MemoryBreakdown {
   double weights = 0, activations = 0, workspace = 0, context = 0;
   double gradients = 0, optimizer = 0;  // training: weight gradients live at the peak, optimizer state
+  double optimizer_update = 0;          // training: the update's temporaries, when the update is the peak
   double saved_activations = 0;         // inference-grad and training: kept for backward (part of activations)
   bool complete = true;                 // false: some sizes unknown, or control-flow bodies' saved tensors
-  double total() const { return weights + activations + workspace + context + gradients + optimizer; }
+  double total() const { return weights + activations + workspace + context + gradients + optimizer + optimizer_update; }
 };
 
 MemoryBreakdown estimate_memory(const Model& model, const Analysis& analysis, Precision precision, Mode mode,
