@@ -391,7 +391,7 @@ function renderTable() {
         F.hostBoundText(r) ? h('small', { class: 'hostbound', 'data-busy-ms': r.device_busy_ms, title: 'The runtime issues kernels from the host more slowly than the device runs them: a faster device does not help at this batch; a larger batch or graph replay does.', text: F.hostBoundText(r) }) : null),
       result.replay ? cell('replay_ms', replayRow(r)?.latency_ms ?? null, replayRow(r) ? F.ms(replayRow(r).latency_ms) : '–') : null,
       cell('throughput_per_s', r.throughput_per_s, F.rate(r.throughput_per_s)),
-      cell('peak_memory_mb', r.peak_memory_mb, h('span', { class: 'memtext', text: F.mib(r.peak_memory_mb) + (cap > 0 ? ` / ${F.sig(r.device_memory_gb)} GB` : '') }), cap > 0 ? bar : null),
+      cell('peak_memory_mb', r.peak_memory_mb, h('span', { class: 'memtext', title: F.memoryParts(r), text: F.mib(r.peak_memory_mb) + (cap > 0 ? ` / ${F.sig(r.device_memory_gb)} GB` : '') }), cap > 0 ? bar : null),
       cell('fits', r.fits, h('span', { class: r.fits ? 'yes' : 'no', text: r.fits ? 'yes' : 'no' })),
       cell('energy_j_per_sample', r.energy_j_per_sample, r.energy_j_per_sample === null ? '–' : `${F.sig(r.energy_j_per_sample)} J`),
       cell('carbon_g_per_1000', r.carbon_g_per_1000, r.carbon_g_per_1000 === null ? '–' : `${F.sig(r.carbon_g_per_1000)} g`),
@@ -659,6 +659,8 @@ function fillForm() {
   $('#batch').value = settings.batch;
   $('#precision').value = settings.precision;
   $('#mode').value = settings.mode;
+  $('#optimizer').value = settings.optimizer;
+  $('#optimizer-label').hidden = settings.mode !== 'training';
   $('#region').value = settings.region || catalog.default_region;
   $('#runtime').value = settings.runtime || 'pytorch-eager';
   $('#predictor').value = settings.predictor;
@@ -675,7 +677,7 @@ function fillForm() {
 // what the table is for in one line.
 function renderSettingsSummary() {
   const parts = [`batch ${settings.batch}`, ...Object.entries(settings.dims).map(([k, v]) => `${k} ${v}`),
-    settings.precision || 'fp16 GPU / fp32 CPU', settings.mode, settings.runtime || 'pytorch-eager',
+    settings.precision || 'fp16 GPU / fp32 CPU', settings.mode === 'training' ? `training (${settings.optimizer})` : settings.mode, settings.runtime || 'pytorch-eager',
     `predictor ${settings.predictor || 'auto'}`, $('#devices-summary').textContent];
   $('#settings-summary').textContent = parts.join(' · ');
 }
@@ -736,6 +738,8 @@ function readForm() {
   }
   settings.precision = $('#precision').value;
   settings.mode = $('#mode').value;
+  settings.optimizer = $('#optimizer').value;
+  $('#optimizer-label').hidden = settings.mode !== 'training';
   settings.region = $('#region').value === catalog.default_region ? '' : $('#region').value;
   settings.runtime = $('#runtime').value === 'pytorch-eager' ? '' : $('#runtime').value;
   settings.predictor = $('#predictor').value;

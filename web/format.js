@@ -32,6 +32,17 @@ export function mib(x) {
   return `${sig(x)} MiB`;
 }
 
+/** The parts of a row's peak memory, for its tooltip: "training (adam): weights 44.6 MiB + activations ..." */
+export function memoryParts(r) {
+  const m = r.memory_mb;
+  const parts = [['weights', m.weights], ['activations', m.activations], ['weight gradients', m.gradients],
+    ['optimizer state', m.optimizer], ['optimizer update', m.optimizer_update], ['workspace', m.workspace], ['context', m.context]]
+    .filter(([, v]) => v > 0).map(([k, v]) => `${k} ${mib(v)}`);
+  const saved = m.saved_activations > 0 ? `; of the activations, ${mib(m.saved_activations)} kept for the backward` : '';
+  const what = r.memory_protocol === 'training' ? `training step (${r.optimizer})` : r.memory_protocol;
+  return `${what}: ${parts.join(' + ')}${saved}`;
+}
+
 export function bytes(n) {
   if (n === null || n === undefined) return '–';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
@@ -144,6 +155,7 @@ export function cliCommand(file, o) {
   if (o.batch !== undefined) a.push('--batch', q(Array.isArray(o.batch) ? o.batch.join(',') : String(o.batch)));
   if (o.precision) a.push('--precision', o.precision);
   if (o.mode && o.mode !== 'inference') a.push('--mode', o.mode);
+  if (o.optimizer) a.push('--optimizer', o.optimizer);
   for (const [k, v] of Object.entries(o.dims ?? {})) a.push('--dim', q(`${k}=${v}`));
   if (o.region) a.push('--region', q(o.region));
   if (o.gridGPerKwh !== undefined) a.push('--grid-g-per-kwh', String(o.gridGPerKwh));

@@ -1,7 +1,7 @@
 // The page's settings <-> the URL fragment, so a view can be shared. Only settings and an example's name
 // go into the fragment, never model bytes or a local file's name.
 //
-//   #example=bert_base&batch=8&devices=h100-sxm5-80gb,l4&precision=bf16&mode=inference&region=fr
+//   #example=bert_base&batch=8&devices=h100-sxm5-80gb,l4&precision=bf16&mode=training&optimizer=sgd&region=fr
 //    &pue=1.2&target=5&runtime=pytorch-eager&predictor=trees&dim.sequence=128&sort=latency_ms&dir=asc&focus=l4
 
 export const SWEEP = [1, 2, 4, 8, 16, 32, 64, 128];
@@ -12,7 +12,8 @@ export function defaults() {
     batch: 1,
     devices: null,     // null: every GPU
     precision: '',     // '': fp16 on GPUs, fp32 on CPUs
-    mode: 'inference',
+    mode: 'inference', // the memory protocol: inference, inference-grad, training
+    optimizer: 'adam', // training's optimizer state
     region: '',        // '': the carbon table's default
     pue: null,
     target: null,      // latency target, ms
@@ -46,7 +47,8 @@ export function parseFragment(hash) {
     else if (k === 'batch' && posInt(v)) s.batch = Math.min(posInt(v), 1 << 24);
     else if (k === 'devices') s.devices = v.split(',').filter((d) => token.test(d));
     else if (k === 'precision' && /^(fp32|tf32|fp16|bf16|fp8|int8)$/.test(v)) s.precision = v;
-    else if (k === 'mode' && /^(inference|training)$/.test(v)) s.mode = v;
+    else if (k === 'mode' && /^(inference|inference-grad|training)$/.test(v)) s.mode = v;
+    else if (k === 'optimizer' && /^(adam|sgd|none)$/.test(v)) s.optimizer = v;
     else if (k === 'region' && token.test(v)) s.region = v;
     else if (k === 'pue' && posNum(v) && Number(v) >= 1) s.pue = Number(v);
     else if (k === 'target' && posNum(v)) s.target = Number(v);
@@ -69,6 +71,7 @@ export function toFragment(s) {
   if (s.devices) p.set('devices', s.devices.join(','));
   if (s.precision) p.set('precision', s.precision);
   if (s.mode !== d.mode) p.set('mode', s.mode);
+  if (s.mode === 'training' && s.optimizer !== d.optimizer) p.set('optimizer', s.optimizer);
   if (s.region) p.set('region', s.region);
   if (s.pue) p.set('pue', String(s.pue));
   if (s.target) p.set('target', String(s.target));
@@ -87,6 +90,7 @@ export function predictOptions(s, deviceIds) {
   const o = { devices: deviceIds, batch: [s.batch] };
   if (s.precision) o.precision = s.precision;
   if (s.mode !== 'inference') o.mode = s.mode;
+  if (s.mode === 'training') o.optimizer = s.optimizer;
   if (Object.keys(s.dims).length) o.dims = { ...s.dims };
   if (s.region) o.region = s.region;
   if (s.pue) o.pue = s.pue;

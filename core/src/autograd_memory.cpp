@@ -13,6 +13,8 @@ namespace {
 struct Overrides {
   std::vector<bool> skip;     // by node
   std::vector<int> only;      // by node: the one value kept, or -1 for the registry's rule
+  std::vector<int> stats;     // by node: a value with one element per row of a LayerNorm taken back, or -1
+  FusedOps fused;             // the eager ops taken back
   int taken_back = 0;
 };
 
@@ -21,6 +23,9 @@ class Patterns {
   Patterns(const Graph& g, const std::vector<bool>& constant) : g_(g), constant_(constant) {
     o_.skip.assign(g.nodes.size(), false);
     o_.only.assign(g.nodes.size(), -1);
+    o_.stats.assign(g.nodes.size(), -1);
+    o_.fused.internal.assign(g.values.size(), false);
+    o_.fused.last_member.assign(g.nodes.size(), -1);
   }
 
   Overrides find() {
@@ -63,6 +68,22 @@ class Patterns {
   }
   bool free(int node) const { return node >= 0 && !o_.skip[std::size_t(node)] && o_.only[std::size_t(node)] < 0; }
 
+  // The one eager op's members: every output but the last member's, read by members only, stays inside it.
+  void group(std::vector<int> members) {
+    const int v = sole_consumer(out(std::size_t(members.back())));  // a trailing scale by a constant joins
+    if (is(v, "Mul") && is_const(other(v, out(std::size_t(members.back()))))) members.push_back(v);
+    for (std::size_t k = 0; k + 1 < members.size(); ++k) {
+      const int o = out(std::size_t(members[k]));
+      bool inside = o >= 0;
+      for (int u : o >= 0 ? g_.values[std::size_t(o)].consumers : std::vector<int>{})
+        inside = inside && std::find(members.begin(), members.end(), u) != members.end();
+      for (int gout : g_.outputs) inside = inside && gout != o;
+      if (inside) o_.fused.internal[std::size_t(o)] = true;
+    }
+    for (int k : members) o_.fused.last_member[std::size_t(k)] = members.back();
+    ++o_.taken_back;
+  }
+
   // x * Sigmoid(x) is F.silu, x * HardSigmoid(x) F.hardswish (below opset 14): each keeps x alone (the
   // pair would keep x and the gate).
   void gated(std::size_t s) {
@@ -70,7 +91,7 @@ class Patterns {
     if (x < 0 || !is(m, "Mul") || other(m, out(s)) != x || !free(int(s)) || !free(m)) return;
     o_.skip[s] = true;
     o_.only[std::size_t(m)] = x;
-    ++o_.taken_back;
+    group({int(s), m});
   }
 
   // x * 0.5 * (1 + Erf(x / sqrt 2)): F.gelu, which keeps x alone.
@@ -90,7 +111,8 @@ class Patterns {
     for (int k : {d, int(e), a}) o_.skip[std::size_t(k)] = true;
     if (half_first) o_.skip[std::size_t(h)] = true;
     o_.only[std::size_t(m)] = x;
-    ++o_.taken_back;
+    if (half_first) group({d, int(e), a, h, m});
+    else group({d, int(e), a, m});
   }
 
   // (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) [* w + b]: F.layer_norm, which keeps x (and per-row
@@ -110,13 +132,33 @@ class Patterns {
     if (!is(q, "Sqrt") || sole_consumer(out(std::size_t(q))) != v || in(std::size_t(v), 1) != out(std::size_t(q))) return;
     std::vector<int> members{int(u), p, r2, a, q, v};
     const int w = sole_consumer(out(std::size_t(v)));  // the affine scale (its bias Add keeps nothing)
-    if (is(w, "Mul") && is_const(other(w, out(std::size_t(v))))) members.push_back(w);
+    if (is(w, "Mul") && is_const(other(w, out(std::size_t(v))))) {
+      members.push_back(w);
+      const int bias = sole_consumer(out(std::size_t(w)));
+      if (is(bias, "Add") && is_const(other(bias, out(std::size_t(w))))) members.push_back(bias);
+    }
     for (int k : members) o_.skip[std::size_t(k)] = true;
-    ++o_.taken_back;  // r1 keeps x by its own rule (ReduceMean keeps its input)
+    o_.stats[std::size_t(r1)] = out(std::size_t(r1));  // the mean and 1/std per row
+    members.insert(members.begin(), r1);  // r1 keeps x by its own rule (ReduceMean keeps its input)
+    group(members);
   }
 };
 
+// Weights and what the runtime folds from them.
+std::vector<bool> constants_of(const Graph& g, const GraphCosts& c) {
+  std::vector<bool> constant(g.values.size(), false);
+  for (std::size_t v = 0; v < g.values.size(); ++v) constant[v] = g.values[v].kind == ValueKind::Initializer;
+  for (int ni : g.order)
+    for (int v : g.nodes[std::size_t(ni)].outputs)
+      if (v >= 0) constant[std::size_t(v)] = c.nodes[std::size_t(ni)].folded;
+  return constant;
+}
+
 }  // namespace
+
+FusedOps eager_ops(const Graph& g, const GraphCosts& c) {
+  return Patterns(g, constants_of(g, c)).find().fused;
+}
 
 AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const GraphCosts& c, int float_bits,
                                double weight_grad_bytes) {
@@ -129,12 +171,12 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     return dtype_is_float(vs.dtype) ? double(vs.elements()) * float_bits / 8.0 : double(vs.bytes());
   };
 
-  // Constants (weights, and what the runtime folds from them) and what needs a gradient.
-  std::vector<bool> constant(nv, false), grad(nv, false), trainable(nv, false);
+  // What needs a gradient: weights, and what is computed from them.
+  const std::vector<bool> constant = constants_of(g, c);
+  std::vector<bool> grad(nv, false), trainable(nv, false);
   for (std::size_t v = 0; v < nv; ++v) {
     const Value& val = g.values[v];
     if (val.kind != ValueKind::Initializer) continue;
-    constant[v] = true;
     // A one-element float constant is an exported Python scalar (the 0.5 of a GELU, an epsilon), not a weight.
     if (!dtype_is_float(s.values[v].dtype) || !s.values[v].fully_known() || s.values[v].elements() <= 1) continue;
     for (int u : val.consumers) {
@@ -152,13 +194,12 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     for (int v : n.inputs) any = any || (v >= 0 && grad[std::size_t(v)]);
     for (int v : n.outputs) {
       if (v < 0) continue;
-      constant[std::size_t(v)] = nc.folded;
       grad[std::size_t(v)] = any && nc.cls != OpClass::Metadata && dtype_is_float(s.values[std::size_t(v)].dtype);
     }
   }
 
-  const BufferIntervals b = buffer_intervals(g);
   const Overrides o = Patterns(g, constant).find();
+  const BufferIntervals b = buffer_intervals(g, &o.fused);
   r.eager_ops_taken_back = o.taken_back;
 
   // Saved buffers, by the earliest step that saves them (the backward releases them after that step's).
@@ -177,6 +218,8 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     if (o.skip[ni]) continue;
     const int at = int(step);
     if (o.only[ni] >= 0) { keep(o.only[ni], at); continue; }
+    if (o.stats[ni] >= 0 && s.values[std::size_t(o.stats[ni])].fully_known())
+      extra_from[step] += 2.0 * double(s.values[std::size_t(o.stats[ni])].elements()) * 4;
     const OpSpec* spec = find_op(n.domain, n.op_type);
     if (!spec || spec->saved == Saved::Nothing) continue;
     auto input = [&](std::size_t i) { return i < n.inputs.size() ? n.inputs[i] : -1; };
@@ -201,7 +244,18 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
         keep(input(1), at);
         if (needs(n, 1)) keep(input(0), at);
         break;
-      case Saved::Normalized: keep(input(0), at); break;
+      case Saved::Normalized:
+        keep(input(0), at);
+        if (n.op_type == "LayerNormalization" && input(0) >= 0 && s.values[std::size_t(input(0))].fully_known()) {
+          // fp32 mean and 1/std per row: the dims before `axis`
+          const auto& dims = s.values[std::size_t(input(0))].dims;
+          std::int64_t axis = n.attr_int("axis", -1);
+          if (axis < 0) axis += std::int64_t(dims.size());
+          double rows = 1;
+          for (std::int64_t k = 0; k < axis && k < std::int64_t(dims.size()); ++k) rows *= double(dims[std::size_t(k)]);
+          extra_from[step] += 2 * rows * 4;
+        }
+        break;
       case Saved::WithIndices:
         keep(input(0), at);
         if (out0 >= 0 && s.values[std::size_t(out0)].fully_known())
@@ -222,7 +276,7 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
   auto span = [](std::vector<double>& d, int from, int to, double x) { d[std::size_t(from)] += x; d[std::size_t(to) + 1] -= x; };
   const int end = int(steps) - 1;
   for (std::size_t v = 0; v < nv; ++v) {
-    if (!b.is_buffer(v)) continue;
+    if (!b.is_buffer(v) || o.fused.internal[v]) continue;
     const double x = bytes_of(int(v));
     const bool io = g.values[v].kind == ValueKind::GraphInput ||
                     std::find(g.outputs.begin(), g.outputs.end(), int(v)) != g.outputs.end();

@@ -7,7 +7,7 @@
 
 namespace perfcard {
 
-BufferIntervals buffer_intervals(const Graph& g) {
+BufferIntervals buffer_intervals(const Graph& g, const FusedOps* fused) {
   BufferIntervals b;
   const std::size_t nv = g.values.size(), steps = g.order.size();
   b.step_of.assign(g.nodes.size(), 0);
@@ -33,21 +33,25 @@ BufferIntervals buffer_intervals(const Graph& g) {
     const auto o = std::size_t(b.owner[std::size_t(v)]);
     if (b.first[o] >= 0 && step > b.last[o]) b.last[o] = step;
   };
-  for (std::size_t i = 0; i < steps; ++i)
-    for (int v : g.nodes[std::size_t(g.order[i])].inputs)
-      if (v >= 0) touch(v, int(i));
+  for (std::size_t i = 0; i < steps; ++i) {
+    const auto ni = std::size_t(g.order[i]);
+    const int end = fused && fused->last_member[ni] >= 0 ? b.step_of[std::size_t(fused->last_member[ni])] : int(i);
+    for (int v : g.nodes[ni].inputs)
+      if (v >= 0) touch(v, std::max(end, int(i)));
+  }
   for (int v : g.outputs) touch(v, int(steps) - 1);
   return b;
 }
 
-LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_bits, bool inputs_held) {
+LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_bits, bool inputs_held,
+                                const FusedOps* fused) {
   auto size_of = [float_bits](const ValueShape& v) {
     if (float_bits > 0 && dtype_is_float(v.dtype)) return (v.elements() * std::uint64_t(float_bits) + 7) / 8;
     return v.bytes();
   };
   LivenessResult r;
   const std::size_t nv = g.values.size(), steps = g.order.size();
-  const BufferIntervals buffers = buffer_intervals(g);
+  const BufferIntervals buffers = buffer_intervals(g, fused);
   const std::vector<int>& first = buffers.first;
   const std::vector<int>& last = buffers.last;
 
@@ -57,7 +61,7 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
     else total += b;
   };
   for (std::size_t v = 0; v < nv; ++v) {
-    if (!buffers.is_buffer(v)) continue;
+    if (!buffers.is_buffer(v) || (fused && fused->internal[v])) continue;
     const ValueShape& vs = s.values[v];
     if (!vs.fully_known()) { r.complete = false; continue; }
     double b = double(size_of(vs));

@@ -65,7 +65,8 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
   const double overhead = 1 + rt.allocator_overhead;
   if (mode == Mode::Inference) {
     weight_bytes(model.graph, bits, m.weights, params);
-    LivenessResult live = peak_live_memory(model.graph, a.shapes.graph, bits, /*inputs_held=*/true);
+    const FusedOps fused = eager_ops(model.graph, a.costs);
+    LivenessResult live = peak_live_memory(model.graph, a.shapes.graph, bits, /*inputs_held=*/true, &fused);
     m.activations = double(live.peak_bytes) * overhead;
     m.complete = live.complete;
     return m;

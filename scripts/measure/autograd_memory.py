@@ -23,9 +23,11 @@ Per row (one model from the zoo manifests, one batch, the transformer's sequence
   (weights, gradients, state), i.e. its temporaries, for SGD with momentum 0.9 and Adam, both with
   foreach=True (the multi-tensor path, PyTorch's default on CUDA), taken on the third step, when the state
   exists (sgd_state_bytes / adam_state_bytes).
-Peaks come from the profiler's allocator events (`profile_memory`), in time order: the live bytes of
-tensors as the allocator sees them, each operator's own scratch included while it runs (an operator's
-allocations count from its start, its frees from its end: a bound that is exact for leaf operators).
+Peaks are the bytes glibc's malloc has handed out (mallinfo2), sampled after every operator by a
+TorchDispatchMode: the live tensors at operator boundaries (an operator's inputs and output together, its
+own scratch gone), on a second call (the first allocates lazily-made state). (The profiler's allocator
+events were tried first: their microsecond timestamps cannot order an allocation against a free within one
+tick, and small models' peaks moved by 10% from run to run.)
 
 The ONNX graph of each row is the zoo's export of the same module (manifest `file`); evaluation lives in
 scripts/training/evaluate_memory.py, which asks the core for its figures.
@@ -37,6 +39,7 @@ import csv
 import gc
 import os
 import platform
+import statistics
 import sys
 import time
 
@@ -84,21 +87,55 @@ def loss_of(y):
     return sum(t.float().mean() for t in ts)
 
 
-def peak_above(fn):
-    """Peak of live allocator bytes during fn() above what was live when it started."""
-    import torch
-    with torch.autograd.profiler.profile(profile_memory=True, use_kineto=False) as prof:
-        keep = fn()
-    # An event's own allocations happen from its start, its own frees (of what its children allocated: an
-    # optimizer step's temporaries, a backward node's inputs) by its end: each is placed there.
-    events = sorted((e.time_range.start if e.self_cpu_memory_usage > 0 else e.time_range.end, e.id, e.self_cpu_memory_usage)
-                    for e in prof.function_events if e.self_cpu_memory_usage)
-    live = peak = 0
-    for _, _, b in events:
-        live += b
-        peak = max(peak, live)
-    del keep
-    return peak
+def malloc_in_use():
+    """Bytes glibc's malloc has handed out (heap chunks and mmapped blocks): where torch's CPU tensors live."""
+    import ctypes
+    global _mallinfo2
+    if _mallinfo2 is None:
+        class MallInfo2(ctypes.Structure):
+            _fields_ = [(n, ctypes.c_size_t) for n in
+                        "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+        _mallinfo2 = ctypes.CDLL("libc.so.6").mallinfo2
+        _mallinfo2.restype = MallInfo2
+    m = _mallinfo2()
+    return m.uordblks + m.hblkhd
+
+
+_mallinfo2 = None
+
+
+def peak_above(fn, runs=1, before=None):
+    """Peak of live tensor bytes during fn() above what was live when it started: the bytes in use after
+    every operator (a TorchDispatchMode sees each one, the backward's and the optimizer's included; an
+    operator's output and its inputs are alive together then, its own scratch is gone). The median of
+    `runs` calls after one unmeasured call (the first call of a model allocates lazily-made state; later
+    calls agree to a few hundred bytes);
+    `before` runs ahead of each call, outside the measurement."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Peak(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.peak = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            self.peak = max(self.peak, malloc_in_use())
+            return out
+
+    def once():
+        if before:
+            before()
+        gc.collect()
+        base = malloc_in_use()
+        with Peak() as p:
+            keep = fn()
+        peak = max(p.peak, malloc_in_use()) - base
+        del keep
+        return peak
+
+    once()
+    return int(statistics.median(once() for _ in range(runs)))
 
 
 def saved_for_backward(model, args):
@@ -148,10 +185,13 @@ def measure_row(e, batch, sequence):
     model.train()
     row["saved_bytes"], row["saved_param_bytes"], row["saved_tensors"] = saved_for_backward(model, args)
 
+    def no_gradients():  # outside the measurement: each backward starts without gradients
+        model.zero_grad(set_to_none=True)
+
     def backward():
         loss_of(model(*args)).backward()
-    model.zero_grad(set_to_none=True)
-    row["backward_peak_bytes"] = peak_above(backward)
+
+    row["backward_peak_bytes"] = peak_above(backward, before=no_gradients)
     for name, make in (("sgd", lambda ps: torch.optim.SGD(ps, lr=1e-6, momentum=0.9, foreach=True)),
                        ("adam", lambda ps: torch.optim.Adam(ps, lr=1e-6, foreach=True))):
         opt = make(model.parameters())

@@ -200,6 +200,40 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     assert.deepEqual(page.errors, []);
   });
 
+  test('the memory protocol: inference, autograd on, a training step per optimizer, each equal to the CLI', { timeout: SLOW }, async () => {
+    await ready(page, 'bert_base.onnx');  // as the test before left it: batch 8, bf16, fr, target 5 ms
+    const file = join(root, 'public/examples/bert_base.onnx');
+    assert.equal(await page.isHidden('#optimizer-label'), true, 'the optimizer is asked for training only');
+    const memory = async () => Object.fromEntries((await tableRows(page)).map((r) => [r.device, Number(r.cells.peak_memory_mb)]));
+    const seen = {};
+    for (const [mode, optimizer] of [['inference-grad', null], ['training', 'adam'], ['training', 'sgd']]) {
+      await page.selectOption('#mode', mode);
+      if (optimizer) {
+        assert.equal(await page.isHidden('#optimizer-label'), false);
+        await page.selectOption('#optimizer', optimizer);
+      }
+      const flag = optimizer ? `--optimizer ${optimizer}` : `--mode ${mode}`;
+      await page.waitForFunction((f) => document.querySelector('#cli').textContent.includes(f), flag, { timeout: SLOW });
+      await ready(page, 'bert_base.onnx');
+      const args = ['--device', 'all', '--batch', '8', '--precision', 'bf16', '--mode', mode, ...(optimizer ? ['--optimizer', optimizer] : []),
+        '--dim', 'sequence=128', '--region', 'fr', '--latency-target-ms', '5'];
+      const doc = runCli(file, args);
+      assertTableEquals(await tableRows(page), doc);
+      assert.equal(doc.predictions[0].memory_protocol, mode);
+      const tip = await page.getAttribute('#table tbody tr .memtext', 'title');
+      assert.match(tip, optimizer ? new RegExp(`^training step \\(${optimizer}\\): weights .* kept for the backward$`) : /^inference-grad: weights .* kept for the backward$/);
+      seen[optimizer ?? mode] = await memory();
+    }
+    const h100 = 'h100-sxm5-80gb';
+    assert.ok(seen.sgd[h100] < seen.adam[h100] && seen['inference-grad'][h100] < seen.sgd[h100], JSON.stringify(seen));
+    assert.equal(new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get('optimizer'), 'sgd');
+    await page.selectOption('#mode', 'inference');
+    await page.waitForFunction(() => !document.querySelector('#cli').textContent.includes('--mode'), null, { timeout: SLOW });
+    await ready(page, 'bert_base.onnx');
+    assert.equal(await page.isHidden('#optimizer-label'), true);
+    assert.deepEqual(page.errors, []);
+  });
+
   test('charts, per-layer breakdown, roofline and MIG view are drawn', { timeout: SLOW }, async () => {
     assert.ok(await page.$('#chart-throughput svg polyline'), 'throughput vs batch');
     assert.ok(await page.$$eval('#chart-memory svg line[stroke-dasharray]', (l) => l.length) > 0, 'capacity lines');

@@ -11,6 +11,7 @@
 
 #include "perfcard/cost.h"
 #include "perfcard/graph.h"
+#include "perfcard/liveness.h"
 #include "perfcard/shape_inference.h"
 
 namespace perfcard {
@@ -25,6 +26,10 @@ struct AutogradMemory {
   int eager_ops_taken_back = 0;     // exporter decompositions counted as the one eager op (GELU, LayerNorm, SiLU, hardswish)
   bool complete = true;             // false: unknown sizes, or control-flow bodies (not counted)
 };
+
+// The exporter's decompositions that eager runs as one op (GELU, LayerNorm, SiLU, hardswish): their inner
+// values (the Erf of a GELU, the centred input of a LayerNorm) are never tensors of their own.
+FusedOps eager_ops(const Graph& graph, const GraphCosts& costs);
 
 // `float_bits`: the width activations are kept at (the run's precision); `weight_grad_bytes`: bytes of a
 // weight's gradient per element (4: fp32 weights, mixed precision's master weights included).

@@ -20,6 +20,13 @@ struct LivenessResult {
   bool saturated = false;           // a figure passed 2^64 bytes and stopped there
 };
 
+// Nodes a runtime runs as one op (an exporter's decomposition of one eager op, autograd_memory.h): values
+// made inside never become buffers, and what the members read stays alive until the op's last member.
+struct FusedOps {
+  std::vector<bool> internal;    // by value
+  std::vector<int> last_member;  // by node: the op's last node, or -1 outside such ops
+};
+
 // Where each value's bytes live and for how long, over Graph::order. Views share their input's buffer
 // (`owner`); a buffer lives from the step that makes it (graph inputs: step 0) to the last step that
 // reads it through any of its views (graph outputs: the last step). first/last are -1 for values that are
@@ -30,12 +37,13 @@ struct BufferIntervals {
   std::vector<int> step_of;  // by node
   bool is_buffer(std::size_t v) const { return first[v] >= 0; }
 };
-BufferIntervals buffer_intervals(const Graph& graph);
+BufferIntervals buffer_intervals(const Graph& graph, const FusedOps* fused = nullptr);
 
 // float_bits > 0 counts floating tensors at that width (the precision a predictor runs the model at).
 // inputs_held: the caller owns the inputs for the whole run (as with PyTorch and onnxruntime); false
 // follows the graph alone, where an input dies after its last reader (the learned predictors' feature).
+// fused (may be null): ops the runtime runs as one (their inner values are no buffers).
 LivenessResult peak_live_memory(const Graph& graph, const GraphShapes& shapes, int float_bits = 0,
-                                bool inputs_held = false);
+                                bool inputs_held = false, const FusedOps* fused = nullptr);
 
 }  // namespace perfcard
