@@ -4,6 +4,7 @@
 #   stage C    whole models (timm eager)                              -> scripts/calibration/calibrate_models.py
 #   stage D    power exponent (ML.ENERGY vLLM decoding)               -> scripts/calibration/calibrate_power.py
 #   stage E    CPU family for onnxruntime (our data/measured rows)     -> scripts/calibration/calibrate_cpu.py
+#   stage M    onnxruntime memory (peak RSS of our rows)               -> scripts/calibration/calibrate_ort_memory.py
 #   report     held-out accuracy (latency, power, energy) -> docs/accuracy.md, per-family uncertainty
 #              -> weights/roofline.json
 # Needs ../shared/data/public, the model zoo (scripts/zoo/export_torchvision.py, scripts/zoo/transformers.py)
@@ -17,4 +18,5 @@ bash scripts/build.sh --native-only >/dev/null
 /usr/bin/python3 -m scripts.zoo.transformers --only "$(/usr/bin/python3 -m scripts.zoo.transformers --mlenergy-ids)" >/dev/null
 /usr/bin/python3 -m scripts.calibration.calibrate_power
 /usr/bin/python3 -m scripts.calibration.calibrate_cpu
+/usr/bin/python3 -m scripts.calibration.calibrate_ort_memory --write
 /usr/bin/python3 -m scripts.calibration.evaluate_roofline

@@ -295,6 +295,7 @@ TEST_CASE("data-dependent sizes are upper bounds, marked as estimates, with a wa
   CHECK(r.warned("NonZero"));
   CHECK(r.warned("NonMaxSuppression"));
   CHECK(r.analysis.totals.estimated_values >= 4);
+  CHECK_THAT(r.analysis.totals.first_estimate, Catch::EndsWith("(NonZero)"));  // named in predict's warning
   json doc = r.doc();
   bool flagged = false;
   for (const auto& n : doc["nodes"])

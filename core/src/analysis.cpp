@@ -35,8 +35,13 @@ void add_graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc, Analy
     for (const auto& [body, k] : bodies_that_run(n, s.subgraphs[ni], gc.subgraphs[ni]))
       add_graph(*body, s.subgraphs[ni][k], gc.subgraphs[ni][k], a, false, runs * c.trips);
   }
-  for (const auto& v : s.values)
-    if (v.estimated) t.estimated_values += 1;
+  for (std::size_t v = 0; v < s.values.size(); ++v) {
+    if (!s.values[v].estimated) continue;
+    t.estimated_values += 1;
+    const int p = v < g.values.size() ? g.values[v].producer : -1;
+    if (t.first_estimate.empty() && p >= 0)
+      t.first_estimate = "'" + g.nodes[std::size_t(p)].name + "' (" + g.nodes[std::size_t(p)].op_type + ")";
+  }
   for (const auto& init : g.initializers) {
     std::uint64_t b = (init.num_elements() * std::uint64_t(dtype_bits(init.dtype)) + 7) / 8;
     t.weight_bytes = add_saturating(t.weight_bytes, b, t.saturated);

@@ -42,15 +42,27 @@ std::string_view optimizer_name(Optimizer o) {
 
 namespace {
 
-void weight_bytes(const Graph& g, int bits, double& total, double& param_elems) {
+// conv (may be null): of the total, the bytes convolutions read as their weights.
+void weight_bytes(const Graph& g, int bits, double& total, double& param_elems, double* conv = nullptr) {
   for (const auto& t : g.initializers) {
     double n = double(t.num_elements());
-    if (dtype_is_float(t.dtype)) { total += n * bits / 8.0; param_elems += n; }
-    else total += n * dtype_bits(t.dtype) / 8.0;
+    const double b = dtype_is_float(t.dtype) ? n * bits / 8.0 : n * dtype_bits(t.dtype) / 8.0;
+    total += b;
+    if (dtype_is_float(t.dtype)) param_elems += n;
+    if (!conv) continue;
+    const auto v = g.value_index.find(t.name);
+    if (v == g.value_index.end()) continue;
+    for (int u : g.values[std::size_t(v->second)].consumers) {
+      const Node& node = g.nodes[std::size_t(u)];
+      if ((node.op_type == "Conv" || node.op_type == "ConvTranspose") && node.inputs.size() > 1 && node.inputs[1] == v->second) {
+        *conv += b;
+        break;
+      }
+    }
   }
   for (const auto& n : g.nodes)
     for (const auto& a : n.attributes)
-      for (const auto& sub : a.graphs) weight_bytes(sub, bits, total, param_elems);
+      for (const auto& sub : a.graphs) weight_bytes(sub, bits, total, param_elems, conv);
 }
 
 }  // namespace
@@ -64,7 +76,9 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
   m.context = rt.context_mb * 1024 * 1024;
   const double overhead = 1 + rt.allocator_overhead;
   if (mode == Mode::Inference) {
-    weight_bytes(model.graph, bits, m.weights, params);
+    double conv = 0;
+    weight_bytes(model.graph, bits, m.weights, params, &conv);
+    m.weights = (m.weights - conv) * rt.weight_copies + conv * rt.conv_weight_copies;
     const FusedOps fused = eager_ops(model.graph, a.costs);
     LivenessResult live = peak_live_memory(model.graph, a.shapes.graph, bits, /*inputs_held=*/true, &fused);
     m.activations = double(live.peak_bytes) * overhead;

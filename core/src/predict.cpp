@@ -118,7 +118,8 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       if (warns.size() > kMaxListed) res.warnings.push_back(std::to_string(warns.size() - kMaxListed) + " more warnings not listed");
       if (a.totals.estimated_values > 0)
         res.warnings.push_back(std::to_string(a.totals.estimated_values) +
-                               " values have sizes that depend on the data; they are taken at an upper bound, and so are "
+                               " values have sizes that depend on the data (the first made by node " +
+                               a.totals.first_estimate + "); they are taken at an upper bound, and so are "
                                "the costs, times and memory computed from them");
     }
     std::int64_t samples = res.batch_symbol.empty() ? 1 : batch;

@@ -77,6 +77,10 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
     rc.context_mb = num(r, "context_mb", w);
     rc.workspace_mb = num(r, "workspace_mb", w);
     rc.allocator_overhead = num(r, "allocator_overhead", w);
+    rc.weight_copies = r.contains("weight_copies") ? num(r, "weight_copies", w) : 1.0;
+    rc.conv_weight_copies = r.contains("conv_weight_copies") ? num(r, "conv_weight_copies", w) : rc.weight_copies;
+    if (rc.weight_copies < 0 || rc.conv_weight_copies < 0)
+      throw data_error("roofline constants: '" + w + "' weight copies must be >= 0");
     rc.source = r.value("source", "");
     c.runtimes[name] = rc;
   }

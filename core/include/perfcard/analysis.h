@@ -31,6 +31,7 @@ struct ModelTotals {
   std::uint64_t unknown_nodes = 0;      // no rule and no value_info: cost not counted
   std::uint64_t uncosted_nodes = 0;     // rule present but some shape unknown: cost is a lower bound
   std::uint64_t estimated_values = 0;   // values with data-dependent, upper-bound dims
+  std::string first_estimate;            // the node that makes the first of them: "'name' (OpType)"
   std::uint64_t per_iteration_loops = 0;  // Loop/Scan whose trip count is unknown: bodies counted once
   bool saturated = false;               // params or weight bytes passed 2^64 and stopped there
 };

@@ -50,6 +50,10 @@ struct RuntimeConstants {
   double context_mb = 0;        // runtime + CUDA context resident before the model (sourced estimate)
   double workspace_mb = 0;      // library workspaces (cuBLAS/cuDNN) held during inference
   double allocator_overhead = 0;  // caching-allocator rounding and fragmentation, fraction of activations
+  // Resident bytes per byte of weights: onnxruntime keeps a convolution's weights reordered for its
+  // blocked kernels beside the loaded ones, and uses the others in place.
+  double weight_copies = 1;
+  double conv_weight_copies = 1;
   std::string source;           // where the memory figures come from
 };
 
