@@ -29,7 +29,13 @@ void print_predict_table(std::ostream& os, const nlohmann::json& d) {
   char line[512];
   const auto& c = d["carbon"];
   os << "carbon: region " << c["region"].get<std::string>() << ", " << fmt(c["grid_g_per_kwh"], "%.0f")
-     << " gCO2/kWh, PUE " << fmt(c["pue"], "%.2f") << "\n\n";
+     << " gCO2/kWh, PUE " << fmt(c["pue"], "%.2f");
+  if (!d["predictions"].empty()) {  // every row is for one protocol
+    const auto& p0 = d["predictions"][0];
+    os << "; memory: " << p0.value("memory_protocol", std::string("inference"))
+       << (p0.contains("optimizer") && p0["optimizer"].is_string() ? " (" + p0["optimizer"].get<std::string>() + ")" : "");
+  }
+  os << "\n\n";
   std::snprintf(line, sizeof line, "%-16s %6s %-5s %11s %12s %11s %4s %10s %9s %-12s %-9s %s\n", "device", "batch", "prec",
                 "latency ms", "samples/s", "memory MiB", "fits", "J/sample", "gCO2/1k", "MIG", "predictor", "+- / band");
   os << line;
