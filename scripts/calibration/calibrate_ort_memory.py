@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from scripts import paths
+from scripts.roofline.cpu_rows import ort_queries
 from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
 
 CSV = os.path.join(paths.MEASURED, "cpu_ort_node.csv")
@@ -52,15 +53,7 @@ def rows():
 def parts(df):
     """(convolution weights, other weights, activations) in bytes per row, from the core: the weights'
     parts come from two queries whose copy counts single one kind out."""
-    queries = []
-    for g, b, s, p in zip(df.graph, df.batch, df.sequence, df.past_sequence):
-        dims = {"batch": int(b)}
-        if int(s) > 0:
-            dims["sequence"] = int(s)
-        if int(p) > 0:
-            dims["past_sequence"] = int(p)
-        queries.append({"model": g, "dims": dims, "device": DEVICE, "precision": "fp32", "runtime": "onnxruntime",
-                        "memory": {"mode": "inference"}})
+    queries = [{**q, "memory": {"mode": "inference"}} for q in ort_queries(df.assign(device_id=DEVICE))]
     with open(paths.ROOFLINE_JSON) as f:
         doc = json.load(f)
     out = []
