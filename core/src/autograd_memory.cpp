@@ -156,6 +156,36 @@ std::vector<bool> constants_of(const Graph& g, const GraphCosts& c) {
 
 }  // namespace
 
+GradientFlags gradient_flags(const Graph& g, const GraphShapes& s, const GraphCosts& c) {
+  const std::size_t nv = g.values.size();
+  GradientFlags f;
+  f.grad.assign(nv, false);
+  f.trainable.assign(nv, false);
+  for (std::size_t v = 0; v < nv; ++v) {
+    const Value& val = g.values[v];
+    if (val.kind != ValueKind::Initializer) continue;
+    // A one-element float constant is an exported Python scalar (the 0.5 of a GELU, an epsilon), not a weight.
+    if (!dtype_is_float(s.values[v].dtype) || !s.values[v].fully_known() || s.values[v].elements() <= 1) continue;
+    for (int u : val.consumers) {
+      const Node& n = g.nodes[std::size_t(u)];
+      for (std::size_t i = 0; i < n.inputs.size(); ++i)
+        if (n.inputs[i] == int(v) && counts_as_param(n, i)) f.trainable[v] = true;
+    }
+    f.grad[v] = f.trainable[v];
+  }
+  for (int ni : g.order) {
+    const Node& n = g.nodes[std::size_t(ni)];
+    const NodeCost& nc = c.nodes[std::size_t(ni)];
+    bool any = false;
+    for (int v : n.inputs) any = any || (v >= 0 && f.grad[std::size_t(v)]);
+    for (int v : n.outputs) {
+      if (v < 0) continue;
+      f.grad[std::size_t(v)] = any && nc.cls != OpClass::Metadata && dtype_is_float(s.values[std::size_t(v)].dtype);
+    }
+  }
+  return f;
+}
+
 FusedOps eager_ops(const Graph& g, const GraphCosts& c) {
   return Patterns(g, constants_of(g, c)).find().fused;
 }
@@ -171,32 +201,12 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     return dtype_is_float(vs.dtype) ? double(vs.elements()) * float_bits / 8.0 : double(vs.bytes());
   };
 
-  // What needs a gradient: weights, and what is computed from them.
   const std::vector<bool> constant = constants_of(g, c);
-  std::vector<bool> grad(nv, false), trainable(nv, false);
-  for (std::size_t v = 0; v < nv; ++v) {
-    const Value& val = g.values[v];
-    if (val.kind != ValueKind::Initializer) continue;
-    // A one-element float constant is an exported Python scalar (the 0.5 of a GELU, an epsilon), not a weight.
-    if (!dtype_is_float(s.values[v].dtype) || !s.values[v].fully_known() || s.values[v].elements() <= 1) continue;
-    for (int u : val.consumers) {
-      const Node& n = g.nodes[std::size_t(u)];
-      for (std::size_t i = 0; i < n.inputs.size(); ++i)
-        if (n.inputs[i] == int(v) && counts_as_param(n, i)) trainable[v] = true;
-    }
-    grad[v] = trainable[v];
-  }
-  for (int ni : g.order) {
-    const Node& n = g.nodes[std::size_t(ni)];
-    const NodeCost& nc = c.nodes[std::size_t(ni)];
-    if (nc.has_bodies) r.complete = false;  // bodies' saved tensors are not counted
-    bool any = false;
-    for (int v : n.inputs) any = any || (v >= 0 && grad[std::size_t(v)]);
-    for (int v : n.outputs) {
-      if (v < 0) continue;
-      grad[std::size_t(v)] = any && nc.cls != OpClass::Metadata && dtype_is_float(s.values[std::size_t(v)].dtype);
-    }
-  }
+  const GradientFlags flags = gradient_flags(g, s, c);
+  const std::vector<bool>& grad = flags.grad;
+  const std::vector<bool>& trainable = flags.trainable;
+  for (int ni : g.order)
+    if (c.nodes[std::size_t(ni)].has_bodies) r.complete = false;  // bodies' saved tensors are not counted
 
   const Overrides o = Patterns(g, constant).find();
   const BufferIntervals b = buffer_intervals(g, &o.fused);

@@ -12,6 +12,9 @@ std::unique_ptr<LearnedPrepared> prepare_learned(const PredictorSubject& subject
                                                  std::span<const Embedder* const> embedders) {
   auto base = roofline.prepare(subject);
   auto p = std::make_unique<LearnedPrepared>(subject, std::move(as_roofline_prepared(*base).plan));
+  // The learned models trained on inference runs: a training step is the roofline's alone (every learned
+  // predictor declines it), so nothing is embedded for it.
+  if (subject.mode == Mode::Training) return p;
   for (const Embedder* e : embedders)
     if (e) e->embed_into(*p);
   return p;

@@ -130,7 +130,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       auto key = std::make_pair(runtime, p);
       auto it = prepared.find(key);
       if (it == prepared.end())
-        it = prepared.emplace(key, predictor.prepare(PredictorSubject{&model, &a, runtime, p, samples})).first;
+        it = prepared.emplace(key, predictor.prepare(PredictorSubject{&model, &a, runtime, p, samples, opt.mode, opt.optimizer})).first;
       return *it->second;
     };
     // Memory likewise depends on the precision and runtime, not on the device.
@@ -142,7 +142,6 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
         it = memories.emplace(key, estimate_memory(model, a, p, opt.mode, opt.optimizer, constants.runtime(runtime))).first;
       return it->second;
     };
-    const double step = opt.mode == Mode::Training ? 3 : 1;
     for (const Device* d : devices) {
       DevicePrediction p;
       p.device_id = d->id;
@@ -165,16 +164,15 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
         if (!feature_timer) feature_timer = std::make_unique<RooflinePredictor>(constants);
         p.features = feature_row(prep, query, *feature_timer);
       }
-      p.latency_ms = out.latency_ms * step;
-      p.busy_ms = out.busy_ms * step;
-      p.baseline_ms = out.baseline_ms * step;
-      if (opt.mode == Mode::Training)
-        p.warnings.push_back("training step taken as 3x the forward pass (backward = 2x forward); not calibrated yet");
+      p.latency_ms = out.latency_ms;
+      p.busy_ms = out.busy_ms;
+      p.busy_ms_by_phase = out.busy_ms_by_phase;
+      p.baseline_ms = out.baseline_ms;
       p.throughput_per_s = p.latency_ms > 0 ? double(samples) / (p.latency_ms / 1e3) : 0;
       p.uncertainty = out.uncertainty;
       if (out.band_coverage > 0) {
-        p.band_low_ms = out.band_low_ms * step;
-        p.band_high_ms = out.band_high_ms * step;
+        p.band_low_ms = out.band_low_ms;
+        p.band_high_ms = out.band_high_ms;
         p.band_coverage = out.band_coverage;
       } else {
         p.band_low_ms = p.latency_ms / (1 + p.uncertainty);
@@ -214,7 +212,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
                               double(prof.memory_slices) / t.memory_slices_total, 0, false};
             cached = slice_latency.emplace(slices, predictor.predict(prep, slice).latency_ms).first;
           }
-          m.latency_ms = cached->second * step;
+          m.latency_ms = cached->second;
           m.throughput_per_s = m.latency_ms > 0 ? double(samples) / (m.latency_ms / 1e3) : 0;
           m.meets_target = !opt.latency_target_ms || m.latency_ms <= *opt.latency_target_ms;
           m.instances = prof.max_instances;
@@ -258,6 +256,9 @@ nlohmann::json predict_to_json(const PredictResult& r) {
     row["latency_band_ms"] = {p.band_low_ms, p.band_high_ms};
     row["latency_band_coverage"] = p.band_coverage > 0 ? json(p.band_coverage) : json(nullptr);
     row["device_busy_ms"] = p.busy_ms;
+    if (r.memory_protocol == mode_name(Mode::Training))
+      row["device_busy_ms_by_phase"] = {{"forward", p.busy_ms_by_phase[0]}, {"backward", p.busy_ms_by_phase[1]},
+                                        {"update", p.busy_ms_by_phase[2]}};
     row["host_bound"] = p.latency_ms > 0 && p.busy_ms < 0.5 * p.latency_ms;
     row["throughput_per_s"] = p.throughput_per_s;
     row["uncertainty"] = p.uncertainty;
@@ -291,7 +292,8 @@ nlohmann::json predict_to_json(const PredictResult& r) {
     if (!p.kernels.empty()) {
       json ks = json::array();
       for (const auto& k : p.kernels)
-        ks.push_back({{"name", k.name}, {"op_type", k.op_type}, {"time_ms", k.time_ms}, {"compute_ms", k.compute_ms},
+        ks.push_back({{"name", k.name}, {"op_type", k.op_type}, {"phase", kernel_phase_name(k.phase)},
+                      {"time_ms", k.time_ms}, {"compute_ms", k.compute_ms},
                       {"memory_ms", k.memory_ms}, {"flops", k.flops}, {"bytes", k.bytes}, {"repeat", k.repeat}});
       row["kernels"] = ks;
     }

@@ -141,10 +141,12 @@ bool fusable_in_module(OpClass c) {
 
 class Builder {
  public:
-  Builder(const RuntimeConstants& rt, Precision p) : rt_(rt), bits_(precision_bits(p)) {}
+  Builder(const RuntimeConstants& rt, Precision p, std::vector<std::vector<int>>* members)
+      : rt_(rt), bits_(precision_bits(p)), members_(members) {}
 
-  // `runs`: how often this graph runs per inference (the trip counts of the loops around it).
-  void graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc, double runs = 1) {
+  // `runs`: how often this graph runs per inference (the trip counts of the loops around it); `top`: the
+  // model's own graph, whose kernels record their nodes when asked.
+  void graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc, double runs = 1, bool top = true) {
     std::vector<int> kernel_of_value(g.values.size(), -1);
     std::vector<std::size_t> mine;  // kernels opened by this graph (bodies of control flow open their own)
     for (int ni : g.order) {
@@ -155,7 +157,7 @@ class Builder {
         if (!c.trips_known) ++per_iteration_;
         const auto& subs = gc.subgraphs[std::size_t(ni)];
         const auto& sub_shapes = s.subgraphs[std::size_t(ni)];
-        for (const auto& [body, k] : bodies_that_run(n, sub_shapes, subs)) graph(*body, sub_shapes[k], subs[k], runs * c.trips);
+        for (const auto& [body, k] : bodies_that_run(n, sub_shapes, subs)) graph(*body, sub_shapes[k], subs[k], runs * c.trips, false);
         continue;
       }
       if (c.cls == OpClass::View || c.cls == OpClass::Metadata || c.folded) continue;
@@ -202,6 +204,7 @@ class Builder {
             k.produced.push_back(v);
           }
         if (!rt_.fuse_elementwise) k.fuse_target = false;
+        if (members_ && top) (*members_)[std::size_t(target)].push_back(ni);
         continue;
       }
       Kernel k;
@@ -225,8 +228,12 @@ class Builder {
       int idx = int(kernels_.size());
       for (int v : n.outputs) if (v >= 0) { kernel_of_value[std::size_t(v)] = idx; k.produced.push_back(v); }
       kernels_.push_back(std::move(k));
+      if (members_) members_->push_back(top ? std::vector<int>{ni} : std::vector<int>{});
       mine.push_back(std::size_t(idx));
-      if (c.steps && c.steps->count > 0) add_steps(n, *c.steps, c.cls, runs);
+      if (c.steps && c.steps->count > 0) {
+        add_steps(n, *c.steps, c.cls, runs);
+        if (members_) members_->emplace_back();
+      }
     }
     // A tensor made and used only inside one fused kernel never reaches memory: take back its write
     // (its in-kernel reads were never counted).
@@ -253,6 +260,7 @@ class Builder {
  private:
   const RuntimeConstants& rt_;
   int bits_;
+  std::vector<std::vector<int>>* members_;
   std::vector<Kernel> kernels_;
   std::size_t untimed_ = 0;
   std::size_t per_iteration_ = 0;
@@ -333,9 +341,10 @@ class Builder {
 }  // namespace
 
 KernelPlan plan_kernels(const Model& model, const Analysis& analysis, const RooflineConstants& constants,
-                        std::string_view runtime, Precision precision) {
+                        std::string_view runtime, Precision precision, std::vector<std::vector<int>>* members) {
   const RuntimeConstants& rt = constants.runtime(runtime);
-  Builder b(rt, precision);
+  if (members) members->clear();
+  Builder b(rt, precision, members);
   b.graph(model.graph, analysis.shapes.graph, analysis.costs);
   KernelPlan plan;
   plan.runtime = rt.name;
@@ -369,6 +378,9 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     r.warnings.push_back(std::to_string(plan.per_iteration) +
                          " loops run an unknown number of times; their bodies are timed once (per iteration)");
 
+  if (plan.approximated > 0)
+    r.warnings.push_back(std::to_string(plan.approximated) +
+                         " kernels (control-flow bodies, recurrent steps) have their backward taken as twice their forward's work");
   const bool cpu_runtime = rt.kind == "cpu";
   double compute_scale = opt.compute_scale, bandwidth_scale = opt.bandwidth_scale;
   if (opt.threads < 0) throw option_error("threads must be >= 0 (0: every core)");
@@ -420,12 +432,19 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     if (k.gemm_like) {
       const GemmRoof& roof = gemm_roof[k.conv];
       double util = 1;
+      double reduce = k.gemm_k;
       if (fam.tile > 0 && sms > 0) {
         double tiles = std::ceil(k.gemm_m / fam.tile) * std::ceil(k.gemm_n / fam.tile) * k.gemm_batch;
+        if (k.split_k && tiles < sms) {
+          // as many slices of the reduction as fill one wave, each at least a tile deep
+          const double split = std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k.gemm_k / fam.tile)));
+          tiles *= split;
+          reduce = k.gemm_k / split;
+        }
         double waves = std::ceil(tiles / sms);
         util *= tiles / (waves * sms);
       }
-      if (fam.k_half > 0) util *= k.gemm_k / (k.gemm_k + fam.k_half);
+      if (fam.k_half > 0) util *= reduce / (reduce + fam.k_half);
       ms_per_flop = 1e3 / (roof.peak * roof.eff * util);
       inv_peak = 1 / roof.peak;
     }
@@ -445,6 +464,7 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     double intensity = one_ms > 0 ? std::max(flops * inv_peak, bytes * inv_bw) * 1e3 / one_ms : 0;
     weighted_intensity += std::min(1.0, intensity) * time_ms;
     r.gpu_busy_ms += time_ms;
+    r.busy_ms_by_phase[std::size_t(k.phase)] += time_ms;
     if (launch_ms >= std::max(compute_ms, memory_ms)) r.launch_bound_ms += time_ms;
     else if (compute_ms >= memory_ms) r.compute_bound_ms += time_ms;
     // The host issues kernels one after another; a kernel starts when issued and the device is free.
@@ -460,8 +480,13 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     }
     if (opt.keep_kernels) {
       KernelTime t;
-      t.name = k.first->name.empty() ? k.first->display_name() : k.first->name;
-      t.op_type = k.first->op_type;
+      if (k.first) {
+        t.name = k.first->name.empty() ? k.first->display_name() : k.first->name;
+        t.op_type = k.first->op_type;
+      } else {
+        t.name = std::string(k.label);
+      }
+      t.phase = k.phase;
       t.cls = k.cls;
       t.flops = flops;
       t.bytes = bytes;

@@ -1,6 +1,7 @@
 #include "perfcard/roofline_predictor.h"
 
 #include "perfcard/error.h"
+#include "perfcard/training_step.h"
 
 namespace perfcard {
 
@@ -12,6 +13,9 @@ const RooflinePrepared& as_roofline_prepared(const Prepared& p) {
 
 std::unique_ptr<Prepared> RooflinePredictor::prepare(const PredictorSubject& s) const {
   if (!s.model || !s.analysis) throw internal_error("prepare() needs a model and its analysis");
+  if (s.mode == Mode::Training)
+    return std::make_unique<RooflinePrepared>(
+        s, plan_training_step(*s.model, *s.analysis, c_, s.runtime, s.precision, s.optimizer));
   return std::make_unique<RooflinePrepared>(s, plan_kernels(*s.model, *s.analysis, c_, s.runtime, s.precision));
 }
 
@@ -41,6 +45,7 @@ PredictorOutput RooflinePredictor::predict(const Prepared& prepared, const Devic
   PredictorOutput out;
   out.latency_ms = r.latency_ms;
   out.busy_ms = r.gpu_busy_ms;
+  out.busy_ms_by_phase = r.busy_ms_by_phase;
   out.busy_fraction = r.latency_ms > 0 ? r.gpu_busy_ms / r.latency_ms : 0;
   out.intensity = r.intensity;
   out.baseline_ms = r.latency_ms;

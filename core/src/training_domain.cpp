@@ -44,6 +44,14 @@ std::optional<PredictorOutput> TrainingDomain::untrained_runtime(const RooflineP
                                                                  const Prepared& prepared, const DeviceQuery& query,
                                                                  std::string_view whose) const {
   const std::string& runtime = prepared.subject.runtime;
+  if (prepared.subject.mode == Mode::Training) {
+    PredictorOutput out = roofline.predict(prepared, query);
+    out.out_of_distribution = true;
+    out.uncertainty *= 2;
+    out.warnings.push_back("out of distribution: " + std::string(whose) +
+                           " training rows are inference runs, not training steps, so the roofline predicts");
+    return out;
+  }
   if (std::find(runtimes_.begin(), runtimes_.end(), runtime) != runtimes_.end()) return std::nullopt;
   PredictorOutput out = roofline.predict(prepared, query);
   std::string trained;

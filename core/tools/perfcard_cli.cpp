@@ -218,7 +218,8 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
 // "bandwidth_scale", "samples" (default dims.batch or 1), "predictor" (default roofline), "features", "graph"
 // (the operator graph a graph predictor reads, operator_graph.h), "sequence" (the kernel sequence the
 // transformer reads, kernel_sequence.h), "embedding" (the GNN's graph embedding), "sequence_embedding" (the
-// transformer's), "memory" ({"mode", "optimizer"}: the memory model's parts in bytes, memory_model.h)}.
+// transformer's), "memory" ({"mode", "optimizer"}: the memory model's parts in bytes, memory_model.h),
+// "training" ({"optimizer"}: time one training step, training_step.h, instead of a forward)}.
 int run_eval(const std::vector<std::string>& args) {
   std::string queries, constants_file, devices_file, weights_dir;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -265,13 +266,23 @@ int run_eval(const std::vector<std::string>& args) {
       const std::string runtime = q.value("runtime", d.is_gpu() ? "pytorch-eager" : "onnxruntime");
       const perfcard::Precision precision = perfcard::parse_precision(q.value("precision", "fp32"));
       const std::int64_t samples = q.value("samples", qdims.value("batch", std::int64_t{1}));
+      // {"training": {"optimizer": adam|sgd|none}}: the time of one training step instead of a forward
+      const bool training = q.contains("training");
+      const perfcard::Optimizer optimizer =
+          perfcard::parse_optimizer(training ? q.at("training").value("optimizer", "adam") : std::string("adam"));
+      const perfcard::Mode mode = training ? perfcard::Mode::Training : perfcard::Mode::Inference;
       const std::string pkey = pname + "|" + key + "|" + runtime + "|" + std::string(perfcard::precision_name(precision)) +
-                               "|" + std::to_string(samples);
+                               "|" + std::to_string(samples) + "|" + std::string(perfcard::mode_name(mode)) + "|" +
+                               std::string(perfcard::optimizer_name(optimizer));
       auto& prep = prepared[pkey];
-      if (!prep) prep = predictor->prepare(perfcard::PredictorSubject{m.get(), a.get(), runtime, precision, samples});
+      if (!prep)
+        prep = predictor->prepare(perfcard::PredictorSubject{m.get(), a.get(), runtime, precision, samples, mode, optimizer});
       perfcard::DeviceQuery dq{&d, q.value("compute_scale", 1.0), q.value("bandwidth_scale", 1.0), q.value("threads", 0), false};
       auto r = predictor->predict(*prep, dq);
       out["latency_ms"] = r.latency_ms;
+      if (training)
+        out["busy_ms_by_phase"] = {{"forward", r.busy_ms_by_phase[0]}, {"backward", r.busy_ms_by_phase[1]},
+                                   {"update", r.busy_ms_by_phase[2]}};
       out["busy_fraction"] = r.busy_fraction;
       out["intensity"] = r.intensity;
       out["predictor"] = r.predictor;

@@ -51,11 +51,12 @@ def timm_to_zoo(zoo):
     return {t: v for t, v in mapping.items() if v in zoo}
 
 
-def timm_rows():
+def timm_rows(mode="infer"):
+    """timm's eager NCHW rows of `mode` ("infer", or "train": forward, loss, backward and an SGD step)."""
     zoo = zoo_manifest()
     t2z = timm_to_zoo(zoo)
     df = pd.read_csv(os.path.join(PUBLIC, "timm_benchmarks_long.csv.gz"))
-    df = df[(df["mode"] == "infer") & (~df["compiled"].astype(bool)) & (df["layout"] == "nchw")]
+    df = df[(df["mode"] == mode) & (~df["compiled"].astype(bool)) & (df["layout"] == "nchw")]
     df = df[df["device"].isin(TIMM_DEVICES) & df["precision"].isin(TIMM_PRECISION) & df["model"].isin(t2z)].copy()
     df["zoo"] = df["model"].map(t2z)
     df = df[df["img_size"] == df["zoo"].map(lambda z: zoo[z]["input_size"])]

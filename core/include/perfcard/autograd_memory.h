@@ -27,6 +27,15 @@ struct AutogradMemory {
   bool complete = true;             // false: unknown sizes, or control-flow bodies (not counted)
 };
 
+// What a training step computes gradients for: trainable weights (float initializers of more than one
+// element read as parameters; BatchNorm's running statistics are buffers) and every float value computed
+// from them. Graph inputs, integer tensors and exported Python scalars need none.
+struct GradientFlags {
+  std::vector<bool> grad;       // by value
+  std::vector<bool> trainable;  // by value: the weights themselves
+};
+GradientFlags gradient_flags(const Graph& graph, const GraphShapes& shapes, const GraphCosts& costs);
+
 // The exporter's decompositions that eager runs as one op (GELU, LayerNorm, SiLU, hardswish): their inner
 // values (the Erf of a GELU, the centred input of a LayerNorm) are never tensors of their own.
 FusedOps eager_ops(const Graph& graph, const GraphCosts& costs);

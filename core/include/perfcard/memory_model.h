@@ -10,19 +10,10 @@
 
 #include "perfcard/analysis.h"
 #include "perfcard/device.h"
+#include "perfcard/protocol.h"
 #include "perfcard/roofline.h"
 
 namespace perfcard {
-
-enum class Mode : std::uint8_t { Inference, InferenceGrad, Training };
-Mode parse_mode(std::string_view s);
-std::string_view mode_name(Mode m);
-
-// Training's optimizer: its state per weight element (Adam/AdamW: two fp32 moments; SGD with momentum: one;
-// plain SGD: none).
-enum class Optimizer : std::uint8_t { Adam, Sgd, None };
-Optimizer parse_optimizer(std::string_view s);
-std::string_view optimizer_name(Optimizer o);
 
 struct MemoryBreakdown {
   double weights = 0, activations = 0, workspace = 0, context = 0;

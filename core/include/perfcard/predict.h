@@ -69,6 +69,7 @@ struct DevicePrediction {
   // latency / (1 + uncertainty) .. latency x (1 + uncertainty) with band_coverage 0 (not calibrated).
   double band_low_ms = 0, band_high_ms = 0, band_coverage = 0;
   double busy_ms = 0;                        // device busy time within latency_ms
+  std::array<double, 3> busy_ms_by_phase{};  // training: of busy_ms, forward, backward, update
   double baseline_ms = 0;                    // the roofline's latency that a learned predictor corrected
   bool out_of_distribution = false;          // the warnings say why
   std::string predictor, predictor_version;  // the predictor that made this row

@@ -5,6 +5,7 @@
 // transformer) are others, built from their weights files by name (predictor_registry.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -15,12 +16,19 @@
 #include "perfcard/analysis.h"
 #include "perfcard/device.h"
 #include "perfcard/op_registry.h"
+#include "perfcard/protocol.h"
 
 namespace perfcard {
 
+// Where in a run a kernel belongs: a training step adds the backward pass and the optimizer's update to
+// the forward.
+enum class KernelPhase : std::uint8_t { Forward, Backward, Update };
+std::string_view kernel_phase_name(KernelPhase p);
+
 // One kernel's share of a prediction (the breakdown charts): predictors that time kernels fill it.
 struct KernelTime {
-  std::string name;             // first node of the kernel
+  std::string name;             // first node of the kernel (the optimizer's update: what the pass does)
+  KernelPhase phase = KernelPhase::Forward;
   std::string op_type;
   OpClass cls = OpClass::Other;
   double flops = 0, bytes = 0;   // of one run
@@ -37,6 +45,8 @@ struct PredictorSubject {
   std::string runtime;
   Precision precision = Precision::FP16;
   std::int64_t samples = 1;            // the batch the analysis is bound to (1 when the graph fixes it)
+  Mode mode = Mode::Inference;         // a training step times the backward and the update too
+  Optimizer optimizer = Optimizer::Adam;
 };
 
 // A predictor's device-independent state for one subject. It refers to the model and the analysis,
@@ -62,6 +72,7 @@ struct PredictorOutput {
   double busy_fraction = 0;     // device busy time / latency (feeds the power model)
   double intensity = 0;         // how hard the busy device is pushed, 0..1
   double busy_ms = 0;           // device busy time
+  std::array<double, 3> busy_ms_by_phase{};  // of busy_ms: forward, backward, update (KernelPhase order)
   double baseline_ms = 0;       // a learned predictor's physics baseline (the roofline) before correction
   // A calibrated band (the ensemble's): `band_coverage` of held-out rows were measured inside
   // [band_low_ms, band_high_ms]. 0 = none; the band is then latency / (1 + uncertainty) .. x (1 + uncertainty).

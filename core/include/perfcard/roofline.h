@@ -4,6 +4,7 @@
 // scripts/calibration/calibrate_roofline.py fits on public measurements and stamps with provenance.
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
 #include <string_view>
@@ -80,6 +81,7 @@ struct RooflineConstants {
 struct RooflineResult {
   double latency_ms = 0;        // one batch, end to end on the device
   double gpu_busy_ms = 0;       // sum of kernel times
+  std::array<double, 3> busy_ms_by_phase{};  // of gpu_busy_ms: forward, backward, update (KernelPhase order)
   double dispatch_ms = 0;       // sum of host dispatch
   double intensity = 0;         // time-weighted fraction of the binding roofline achieved
   double compute_bound_ms = 0;  // of gpu_busy_ms: kernels whose compute time binds
@@ -108,13 +110,19 @@ RooflineResult roofline_latency(const Model& model, const Analysis& analysis, co
 // them per device: roofline_latency(plan_kernels(...), device, ...) equals the call above. A plan points
 // into the model's nodes, so it must not outlive the model.
 struct PlannedKernel {
-  const Node* first = nullptr;  // the node that opened the kernel: its name and op type label it
+  const Node* first = nullptr;  // the node that opened the kernel (a backward kernel: its forward's); the
+                                // optimizer's update has none and names itself in `label`
+  std::string_view label;
+  KernelPhase phase = KernelPhase::Forward;
   OpClass cls = OpClass::Other;
   double flops = 0, bytes = 0;
   double reuse_bytes = 0;       // of bytes: inputs written by the kernel just before (candidates for L2 hits)
   double gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_batch = 1;
   bool gemm_like = false;
   bool conv = false;
+  // A weight gradient reduces over the batch into a small output: libraries split that reduction across
+  // the device when the output has too few tiles to fill it (split-K), instead of leaving SMs idle.
+  bool split_k = false;
   double repeat = 1;            // runs one after another: recurrent time steps, loop iterations
   double invariant_bytes = 0;   // of bytes: read alike by every run (weights, outer-scope values)
 };
@@ -125,10 +133,14 @@ struct KernelPlan {
   std::vector<PlannedKernel> kernels;
   std::size_t untimed = 0;      // nodes with unknown shapes or no cost rule
   std::size_t per_iteration = 0;  // loops with an unknown trip count: bodies timed once
+  std::size_t approximated = 0;   // training: kernels whose backward is taken as twice their forward's work
 };
 
+// `members` (may be null): for each kernel, the top-level graph's nodes it runs (empty for kernels of
+// control-flow bodies and a recurrent op's time steps); a training step derives its backward from them.
 KernelPlan plan_kernels(const Model& model, const Analysis& analysis, const RooflineConstants& constants,
-                        std::string_view runtime, Precision precision);
+                        std::string_view runtime, Precision precision,
+                        std::vector<std::vector<int>>* members = nullptr);
 RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, const RooflineConstants& constants,
                                 const RooflineOptions& options);
 

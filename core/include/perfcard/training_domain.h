@@ -32,9 +32,10 @@ class TrainingDomain {
   TrainingDomain(const WeightsFile& file, std::size_t features);
 
   // A correction learned on one runtime's residuals (eager PyTorch's per-op dispatch, say) says nothing of
-  // another's: for a runtime no training row ran on, a learned predictor gives the roofline's row, flagged
-  // out of distribution with the reason and its uncertainty doubled (`whose`: "the trees'"); nothing for
-  // a runtime it trained on. The one check every learned predictor makes first.
+  // another's, nor of a training step's backward: for a runtime no training row ran on, or a training
+  // step, a learned predictor gives the roofline's row, flagged out of distribution with the reason and its
+  // uncertainty doubled (`whose`: "the trees'"); nothing for an inference run on a runtime it trained on.
+  // The one check every learned predictor makes first.
   std::optional<PredictorOutput> untrained_runtime(const RooflinePredictor& roofline, const Prepared& prepared,
                                                    const DeviceQuery& query, std::string_view whose) const;
 
