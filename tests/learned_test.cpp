@@ -305,3 +305,41 @@ TEST_CASE("a runtime no training row ran on gets the roofline's row from every l
   const auto eager = perfcard::predict(model, catalog, *perfcard::select_predictor("trees", set), constants, carbon, o);
   for (const auto& r : eager.rows) CHECK(r.predictor == "trees");
 }
+
+TEST_CASE("a training step is the roofline's: every learned predictor declines it, flagged, and auto says why") {
+  auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
+  auto catalog = perfcard::DeviceCatalog::parse(read_text(repo_path("weights/devices.json")));
+  auto carbon = perfcard::CarbonTable::parse(read_text(repo_path("weights/carbon_regions.json")));
+  perfcard::PredictorSet set;
+  set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
+  for (const char* name : {"trees", "gnn", "transformer", "ensemble"})
+    set.learned.push_back(perfcard::make_learned_predictor(
+        perfcard::read_weights(perfcard::test::read_file(repo_path(std::string("weights/") + name + ".pcwt"))), set.roofline,
+        set.learned));
+  const auto model = perfcard::load_model(perfcard::test::read_file(repo_path("public/examples/resnet50.onnx")));
+  perfcard::PredictOptions o;
+  o.devices = {"rtx4090", "a100-sxm4-80gb"};
+  o.batches = {32};
+  o.mode = perfcard::Mode::Training;
+  const auto roof = perfcard::predict(model, catalog, *set.roofline, constants, carbon, o);
+  // resnet50.onnx is an eval-mode export: its BatchNorms were folded, and the step says what that leaves out.
+  std::string top;
+  for (const auto& w : roof.warnings) top += w + "\n";
+  CHECK(top.find("no BatchNormalization") != std::string::npos);
+  for (const char* name : {"trees", "gnn", "transformer", "ensemble", "auto"}) {
+    const auto got = perfcard::predict(model, catalog, *perfcard::select_predictor(name, set), constants, carbon, o);
+    REQUIRE(got.rows.size() == roof.rows.size());
+    for (std::size_t i = 0; i < got.rows.size(); ++i) {
+      const auto& r = got.rows[i];
+      INFO(name << " on " << r.device_id);
+      CHECK(r.predictor == "roofline");
+      CHECK(r.latency_ms == roof.rows[i].latency_ms);
+      std::string said;
+      for (const auto& w : r.warnings) said += w + "\n";
+      CHECK(r.out_of_distribution == (std::string(name) != "auto"));
+      CHECK(said.find(std::string(name) == "auto" ? "trained on inference runs only: the training step is the roofline's"
+                                                  : "training rows are inference runs, not training steps") !=
+            std::string::npos);
+    }
+  }
+}

@@ -253,3 +253,27 @@ TEST_CASE("devices the caller describes join the catalog for one call; taken ids
   CHECK(perfcard::test::error_message([&] { perfcard::predict_options_from_text(R"({"extraDevices": {"id": "x"}})"); }) ==
         "extraDevices expects an array of device entries (the catalog's schema)");
 }
+
+TEST_CASE("a training step is timed op by op: forward, backward, update, in the row and its JSON") {
+  Setup s;
+  perfcard::PredictOptions o;
+  o.devices = {"gpu-a"};
+  o.batches = {4096};
+  o.precision = perfcard::Precision::FP32;
+  const auto inf = s.run(matmul_model(), o).rows[0];
+  o.mode = perfcard::Mode::Training;
+  o.optimizer = perfcard::Optimizer::Sgd;
+  const auto res = s.run(matmul_model(), o);
+  const auto& tr = res.rows[0];
+  // x is a graph input (no gradient): the backward is dW = x^T dY alone, a product of the forward's size.
+  const double fwd = inf.busy_ms;
+  CHECK(tr.busy_ms_by_phase[0] == Approx(fwd));
+  CHECK(tr.busy_ms_by_phase[1] == Approx(fwd).epsilon(0.01));
+  CHECK(tr.busy_ms_by_phase[2] > 0);
+  CHECK(tr.busy_ms == Approx(tr.busy_ms_by_phase[0] + tr.busy_ms_by_phase[1] + tr.busy_ms_by_phase[2]));
+  CHECK(tr.latency_ms > 2 * inf.latency_ms);
+  const auto j = perfcard::predict_to_json(res);
+  CHECK(j["predictions"][0]["device_busy_ms_by_phase"]["backward"].get<double>() == Approx(tr.busy_ms_by_phase[1]));
+  CHECK_FALSE(perfcard::predict_to_json(s.run(matmul_model(), [&] { auto i = o; i.mode = perfcard::Mode::Inference; return i; }()))
+                  ["predictions"][0].contains("device_busy_ms_by_phase"));
+}

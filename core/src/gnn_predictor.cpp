@@ -114,8 +114,9 @@ double GnnPredictor::correction(const LearnedPrepared& p, std::span<const float>
 
 PredictorOutput GnnPredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
   const LearnedPrepared& p = as_learned_prepared(prepared, "gnn");
-  const nn::Tensor2& e = embedded(p.graph_embedding, "GNN");
-  return network_prediction(*roofline_, domain_, p, q, [&](std::span<const float> row) { return model_.head(e, row); },
+  // embedded() inside: a state declined first (a training step, another runtime) was never embedded
+  return network_prediction(*roofline_, domain_, p, q,
+                            [&](std::span<const float> row) { return model_.head(embedded(p.graph_embedding, "GNN"), row); },
                             name(), version_, "the GNN");
 }
 

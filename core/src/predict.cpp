@@ -82,6 +82,17 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
   res.predictor_requested = predictor.name();
   res.memory_protocol = std::string(mode_name(opt.mode));
   if (opt.mode == Mode::Training) res.optimizer = std::string(optimizer_name(opt.optimizer));
+  if (opt.mode == Mode::Training) {
+    bool conv = false, batch_norm = false;
+    for (const Node& n : model.graph.nodes) {
+      conv = conv || n.op_type == "Conv";
+      batch_norm = batch_norm || n.op_type == "BatchNormalization";
+    }
+    if (conv && !batch_norm)
+      res.warnings.push_back("training: the graph has convolutions and no BatchNormalization; if the exporter folded "
+                             "them into the convolutions (an eval-mode export), eager training still runs them, and "
+                             "their time and memory are not counted (export with training=TrainingMode.PRESERVE)");
+  }
   std::vector<std::int64_t> batches = opt.batches;
   if (res.batch_symbol.empty()) {
     res.warnings.push_back("the model has no symbolic batch dim; every prediction is for the batch fixed in the graph");

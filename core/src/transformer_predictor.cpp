@@ -202,8 +202,9 @@ double TransformerPredictor::correction(const LearnedPrepared& p, std::span<cons
 
 PredictorOutput TransformerPredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
   const LearnedPrepared& p = as_learned_prepared(prepared, "transformer");
-  const nn::Tensor2& e = embedded(p.sequence_embedding, "transformer");
-  return network_prediction(*roofline_, domain_, p, q, [&](std::span<const float> row) { return model_.head(e, row); },
+  // embedded() inside: a state declined first (a training step, another runtime) was never embedded
+  return network_prediction(*roofline_, domain_, p, q,
+                            [&](std::span<const float> row) { return model_.head(embedded(p.sequence_embedding, "transformer"), row); },
                             name(), version_, "the transformer");
 }
 
