@@ -58,8 +58,11 @@ export interface MigProfilePrediction {
 }
 
 export interface KernelPrediction {
+  /** The node that opened the kernel (a backward kernel: its forward's); an optimizer pass: what it does. */
   name: string;
   op_type: string;
+  /** A training step's kernels are 'backward' and 'update' too. */
+  phase: 'forward' | 'backward' | 'update';
   time_ms: number;
   compute_ms: number;
   memory_ms: number;
@@ -82,11 +85,13 @@ export interface DevicePrediction {
   latency_band_ms: [number, number];
   /** Device busy time within latency_ms (the rest waits on the host). */
   device_busy_ms: number;
+  /** Training rows only: device_busy_ms over the step's phases. */
+  device_busy_ms_by_phase?: { forward: number; backward: number; update: number };
   /** The device is busy less than half of the time: the host (dispatch) binds. */
   host_bound: boolean;
   /** Far from what the learned predictor was trained on; warnings say why. */
   out_of_distribution: boolean;
-  /** What the memory figures are for: 'inference' or 'training'. */
+  /** What the memory figures (and, for 'training', the latency: one step) are for. */
   memory_protocol: string;
   peak_memory_mb: number;
   memory_mb: Record<'weights' | 'activations' | 'workspace' | 'context' | 'gradients' | 'optimizer' | 'saved_activations', number>;

@@ -387,7 +387,7 @@ function renderTable() {
         swatch(r.device), r.device_name, warn,
         h('small', { class: 'id', text: r.device })),
       cell('precision', r.precision, r.precision + (r.precision !== r.precision_requested ? '*' : '')),
-      cell('latency_ms', r.latency_ms, F.ms(r.latency_ms), h('small', { class: 'unc', ...F.bandText(r) }),
+      cell('latency_ms', r.latency_ms, F.stepText(r) ? h('span', { class: 'step', title: F.stepText(r), text: F.ms(r.latency_ms) }) : F.ms(r.latency_ms), h('small', { class: 'unc', ...F.bandText(r) }),
         F.hostBoundText(r) ? h('small', { class: 'hostbound', 'data-busy-ms': r.device_busy_ms, title: 'The runtime issues kernels from the host more slowly than the device runs them: a faster device does not help at this batch; a larger batch or graph replay does.', text: F.hostBoundText(r) }) : null),
       result.replay ? cell('replay_ms', replayRow(r)?.latency_ms ?? null, replayRow(r) ? F.ms(replayRow(r).latency_ms) : '–') : null,
       cell('throughput_per_s', r.throughput_per_s, F.rate(r.throughput_per_s)),

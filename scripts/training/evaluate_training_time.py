@@ -59,6 +59,33 @@ def lambda_rows() -> pd.DataFrame:
                          "measured_ms": d.measured_ms})
 
 
+def needed_graphs() -> list[str]:
+    """The torchvision graphs the sources' rows name (timm's models through the confirmed map, ResNet-50 for
+    Lambda), whether exported or not: what a clean clone must export to reproduce the figures."""
+    import json
+    import torchvision
+    with open(whole_models.MAP) as f:
+        confirmed = {p["timm"]: p["torchvision"] for p in json.load(f).get("confirmed", [])
+                     if p.get("timm") and p.get("torchvision") and p.get("confirmed", True)}
+    t = pd.read_csv(os.path.join(whole_models.PUBLIC, "timm_benchmarks_long.csv.gz"))
+    t = t[(t["mode"] == "train") & (~t["compiled"].astype(bool)) & (t["layout"] == "nchw")]
+    names = {confirmed.get(m, m) for m in t.model.unique()} | {"resnet50"}
+    return sorted(n for n in names if hasattr(torchvision.models, n))
+
+
+def ensure_zoo() -> None:
+    """Exports the graphs the rows need that this clone lacks (the zoo's own exporter)."""
+    import json
+    import subprocess
+    path = os.path.join(paths.ZOO_OUT, "manifest.json")
+    have = set(json.load(open(path))["models"]) if os.path.exists(path) else set()
+    missing = [n for n in needed_graphs() if n not in have]
+    if missing:
+        print(f"exporting {len(missing)} zoo graphs the rows need: {', '.join(missing)}", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "scripts.zoo.export_torchvision", "--resume", "--no-count",
+                        "--only", ",".join(missing)], check=True, cwd=paths.ROOT)
+
+
 def rows() -> pd.DataFrame:
     return pd.concat([timm_train_rows(), lambda_rows()], ignore_index=True)
 
@@ -132,13 +159,8 @@ def main(argv=None):
     g.add_argument("--check", action="store_true")
     ap.add_argument("--rows", help="write the rows with their predictions to this CSV")
     a = ap.parse_args(argv)
-    df = rows()
-    missing = sorted({m for m in df.model if not os.path.exists(os.path.join(paths.ZOO_OUT, f"{m}.onnx"))})
-    if missing:
-        print(f"{len(missing)} zoo graphs are missing; export them first: /usr/bin/python3 -m "
-              f"scripts.zoo.export_torchvision --only {','.join(missing)}", file=sys.stderr)
-        return 2
-    p = predict(df)
+    ensure_zoo()
+    p = predict(rows())
     if a.rows:
         p.to_csv(a.rows, index=False)
     text = section(p)

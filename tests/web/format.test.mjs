@@ -34,3 +34,9 @@ test('the CSV carries the device-busy time and the host-bound flag', () => {
   assert.equal(cells.host_bound, 'true');
   assert.equal(cells.latency_ms, '5');
 });
+
+test('a training row names its step phases for the latency tooltip; others say nothing', () => {
+  const r = { device_busy_ms_by_phase: { forward: 70.8, backward: 133.47, update: 1.607 } };
+  assert.equal(F.stepText(r), 'training step: device time forward 70.8 ms, backward 133 ms, optimizer update 1.61 ms');
+  assert.equal(F.stepText({ latency_ms: 3 }), null);
+});
