@@ -9,6 +9,8 @@
 #include "perfcard/error.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/op_registry.h"
+#include "perfcard/training_step.h"
+#include "test_util.h"
 
 using perfcard::test::ModelBuilder;
 
@@ -17,13 +19,16 @@ namespace {
 constexpr int kUnranked = -1;
 
 // Inputs of the given ranks (every dim 3), one node, one output declared as `out_dims` (or no shape).
+// `weights`: inputs after the first of known rank are initializers (trainable: a training step's backward
+// has something to differentiate).
 std::vector<std::uint8_t> one_node(const perfcard::OpSpec& op, const std::vector<int>& ranks,
-                                   const std::vector<std::int64_t>* out_dims) {
+                                   const std::vector<std::int64_t>* out_dims, bool weights = false) {
   ModelBuilder b(17);
   std::vector<std::string> inputs;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     std::string name = "x" + std::to_string(i);
     if (ranks[i] == kUnranked) b.input_unranked(name, 1);
+    else if (weights && i > 0) b.initializer(name, 1, std::vector<std::int64_t>(std::size_t(ranks[i]), 3));
     else b.input(name, 1, std::vector<perfcard::test::DimSpec>(std::size_t(ranks[i]), std::int64_t(3)));
     inputs.push_back(name);
   }
@@ -66,6 +71,34 @@ TEST_CASE("every op with inputs of rank 0..3 or unknown, declared outputs or non
   INFO(runs << " models, " << errors << " refused with a perfcard::Error");
   CHECK(runs > 10000);
   CHECK(errors < runs);
+}
+
+TEST_CASE("every op with weights of rank 0..3 or unknown: a training step's plan or an Error, never a crash") {
+  const auto constants =
+      perfcard::RooflineConstants::parse(perfcard::test::read_text(perfcard::test::repo_path("weights/roofline.json")));
+  const std::vector<int> ranks = {kUnranked, 0, 1, 2, 3};
+  std::size_t runs = 0, planned = 0;
+  for (const auto& op : perfcard::all_ops())
+    for (std::size_t n_inputs = 2; n_inputs <= 3; ++n_inputs)
+      for (int r0 : ranks)
+        for (int r1 : ranks) {
+          std::vector<int> rs = {r0, r1};
+          if (n_inputs >= 3) rs.push_back(1);
+          auto bytes = one_node(op, rs, nullptr, true);
+          ++runs;
+          try {
+            perfcard::Model m = perfcard::load_model(bytes);
+            const perfcard::Analysis a = perfcard::analyze(m, {});
+            for (auto p : {perfcard::Precision::FP32, perfcard::Precision::FP16}) {
+              const auto plan = perfcard::plan_training_step(m, a, constants, "pytorch-eager", p, perfcard::Optimizer::Adam);
+              for (const auto& k : plan.kernels) CHECK((k.bytes >= 0 && k.flops >= 0 && k.repeat >= 0));
+            }
+            ++planned;
+          } catch (const perfcard::Error&) {
+          }
+        }
+  INFO(runs << " models, " << planned << " planned");
+  CHECK(planned > runs / 4);
 }
 
 TEST_CASE("MatMul of a declared scalar is refused even when the other operand's rank is unknown") {

@@ -60,9 +60,12 @@ class Backward {
  public:
   Backward(const Model& m, const Analysis& a, Precision p, std::vector<std::vector<int>> members, KernelPlan forward)
       : g_(m.graph), s_(a.shapes.graph), c_(a.costs), bits_(precision_bits(p)), members_(std::move(members)),
-        fwd_(std::move(forward)), flags_(gradient_flags(g_, s_, c_)), kernel_of_(g_.nodes.size(), -1) {
+        fwd_(std::move(forward)), flags_(gradient_flags(g_, s_, c_)), kernel_of_(g_.nodes.size(), -1),
+        returned_(g_.values.size(), false) {
     for (std::size_t k = 0; k < members_.size(); ++k)
       for (int n : members_[k]) kernel_of_[std::size_t(n)] = int(k);
+    for (int v : g_.outputs)
+      if (v >= 0) returned_[std::size_t(v)] = true;
   }
 
   KernelPlan build(Optimizer optimizer, bool mixed, bool scaler) {
@@ -127,6 +130,7 @@ class Backward {
   KernelPlan fwd_;
   GradientFlags flags_;
   std::vector<int> kernel_of_;  // by node: the forward kernel that runs it, -1 for views and the like
+  std::vector<bool> returned_;  // by value: a graph output
   std::size_t approximated_ = 0;
 
   // Floating tensors move at the run's precision, others as they are (as the forward's planner counts).
@@ -190,7 +194,7 @@ class Backward {
       }
       for (int v : node.outputs) {
         if (v < 0) continue;
-        bool outside = std::find(g_.outputs.begin(), g_.outputs.end(), v) != g_.outputs.end();
+        bool outside = returned_[std::size_t(v)];
         for (int u : g_.values[std::size_t(v)].consumers) outside = outside || kernel_of_[std::size_t(u)] != int(k);
         if (outside) outs.push_back(v);
       }
