@@ -5,6 +5,7 @@
 #include "model_builder.h"
 #include "perfcard/analysis.h"
 #include "perfcard/autograd_memory.h"
+#include "perfcard/liveness.h"
 #include "perfcard/onnx_loader.h"
 
 using perfcard::test::ModelBuilder;
@@ -157,4 +158,41 @@ TEST_CASE("an embedding keeps its indices, not its table") {
   auto r = run(b);
   CHECK(r.ag.saved_bytes == 2 * 5 * 8 + 2 * 5 * 8 * 4);  // the int64 ids and tanh's output
   CHECK(r.ag.weight_grad_elements == 800);
+}
+
+TEST_CASE("a weight the exporter transposed is no activation under eager, which reads the weight as it is") {
+  ModelBuilder b;
+  b.input("x", 1, {std::int64_t(4), std::int64_t(8)});
+  b.initializer("E", 1, {16, 8});  // a tied embedding, [vocab, hidden]
+  b.node("Transpose", {"E"}, {"Et"});
+  b.node("MatMul", {"x", "Et"}, {"y"});
+  b.output("y");
+  auto r = run(b);
+  const auto& g = r.model.graph;
+  const auto eager = perfcard::eager_ops(g, r.analysis.costs, true);
+  const auto other = perfcard::eager_ops(g, r.analysis.costs, false);
+  CHECK(eager.internal[std::size_t(g.find("Et"))]);
+  CHECK_FALSE(other.internal[std::size_t(g.find("Et"))]);
+  // x and y (128 + 256 bytes) under eager; a runtime that materializes Et (512 bytes) holds it too.
+  CHECK(perfcard::peak_live_memory(g, r.analysis.shapes.graph, 32, true, &eager).peak_bytes == 128 + 256);
+  CHECK(perfcard::peak_live_memory(g, r.analysis.shapes.graph, 32, true, &other).peak_bytes == 128 + 512 + 256);
+  CHECK(r.ag.saved_bytes == 128);  // x, for the weight's gradient; Et is kept as the weight it is
+}
+
+TEST_CASE("a tied embedding and head: two gradients of one weight meet when the second arrives") {
+  ModelBuilder b;
+  b.input("ids", 7, {std::int64_t(4)});
+  b.initializer("E", 1, {16, 8});
+  b.node("Gather", {"E", "ids"}, {"h"});
+  b.node("Transpose", {"E"}, {"Et"});  // the exporter's tied head reads E through its transpose
+  b.node("MatMul", {"h", "Et"}, {"y"});
+  b.output("y");
+  auto r = run(b);
+  // As eager runs it (module_frames: the transpose is never made, the head reads E itself).
+  const auto ag = perfcard::autograd_memory(r.model.graph, r.analysis.shapes.graph, r.analysis.costs, 32, 4, true);
+  CHECK(ag.weight_grad_elements == 16 * 8);
+  // At the embedding's backward (the last to run) its gradient exists beside the head's, already stored:
+  // the indices and the output (32 + 256, held throughout), h's gradient (128) and two of E's (2 x 512).
+  CHECK(ag.backward_peak_weight_grads == 2 * 512);
+  CHECK(ag.backward_peak == 32 + 256 + 128 + 2 * 512);
 }

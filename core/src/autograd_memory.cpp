@@ -1,6 +1,7 @@
 #include "perfcard/autograd_memory.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "perfcard/liveness.h"
 #include "perfcard/op_registry.h"
@@ -20,12 +21,18 @@ struct Overrides {
 
 class Patterns {
  public:
-  Patterns(const Graph& g, const std::vector<bool>& constant) : g_(g), constant_(constant) {
+  // `eager`: the runtime runs the model's Python (see below).
+  Patterns(const Graph& g, const std::vector<bool>& constant, bool eager) : g_(g), constant_(constant) {
     o_.skip.assign(g.nodes.size(), false);
     o_.only.assign(g.nodes.size(), -1);
     o_.stats.assign(g.nodes.size(), -1);
     o_.fused.internal.assign(g.values.size(), false);
     o_.fused.last_member.assign(g.nodes.size(), -1);
+    // What the exporter computed from weights alone (a tied head's transposed embedding, say) eager never
+    // makes: its Python reads the weight as it is. (A runtime that folds it keeps a weight of its own.)
+    if (eager)
+      for (std::size_t v = 0; v < g.values.size(); ++v)
+        if (constant[v] && g.values[v].kind == ValueKind::NodeOutput) o_.fused.internal[v] = true;
   }
 
   Overrides find() {
@@ -186,12 +193,12 @@ GradientFlags gradient_flags(const Graph& g, const GraphShapes& s, const GraphCo
   return f;
 }
 
-FusedOps eager_ops(const Graph& g, const GraphCosts& c) {
-  return Patterns(g, constants_of(g, c)).find().fused;
+FusedOps eager_ops(const Graph& g, const GraphCosts& c, bool eager) {
+  return Patterns(g, constants_of(g, c), eager).find().fused;
 }
 
 AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const GraphCosts& c, int float_bits,
-                               double weight_grad_bytes) {
+                               double weight_grad_bytes, bool module_frames) {
   AutogradMemory r;
   const std::size_t nv = g.values.size(), steps = g.order.size();
   if (steps == 0) return r;
@@ -208,8 +215,8 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
   for (int ni : g.order)
     if (c.nodes[std::size_t(ni)].has_bodies) r.complete = false;  // bodies' saved tensors are not counted
 
-  const Overrides o = Patterns(g, constant).find();
-  const BufferIntervals b = buffer_intervals(g, &o.fused);
+  const Overrides o = Patterns(g, constant, module_frames).find();
+  const BufferIntervals b = buffer_intervals(g, &o.fused, module_frames);
   r.eager_ops_taken_back = o.taken_back;
 
   // Saved buffers, by the earliest step that saves them (the backward releases them after that step's).
@@ -291,7 +298,7 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     const bool io = g.values[v].kind == ValueKind::GraphInput ||
                     std::find(g.outputs.begin(), g.outputs.end(), int(v)) != g.outputs.end();
     if (saver[v] >= 0) r.saved_bytes += x;
-    span(fwd, b.first[v], saver[v] >= 0 || g.values[v].kind == ValueKind::GraphInput ? end : b.last[v], x);
+    span(fwd, b.first[v], saver[v] >= 0 || g.values[v].kind == ValueKind::GraphInput ? end : b.held[v], x);
     if (io) span(bwd, 0, end, x);
     else if (saver[v] >= 0) span(bwd, saver[v], end, x);
     if (grad[v]) span(bwd, b.first[v], b.last[v], x);
@@ -304,11 +311,30 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
   for (std::size_t v = 0; v < nv; ++v) {
     if (!trainable[v]) continue;
     const double n = double(s.values[v].elements());
-    int last = -1;
-    for (int u : g.values[v].consumers) last = std::max(last, b.step_of[std::size_t(u)]);
+    // The weight's last reader, through what the exporter computed from it alone (a tied head reads the
+    // embedding's transpose): eager reads the weight itself there, and its gradient starts at that op.
+    int last = -1, first = -1, ops = 0;
+    std::vector<int> readers(g.values[v].consumers);
+    std::unordered_set<int> seen;  // folded chains are rare and short; a DAG of them is walked once
+    for (std::size_t k = 0; k < readers.size(); ++k) {
+      const auto u = std::size_t(readers[k]);
+      if (!c.nodes[u].folded) {
+        last = std::max(last, b.step_of[u]);
+        first = first < 0 ? b.step_of[u] : std::min(first, b.step_of[u]);
+        ++ops;
+        continue;
+      }
+      if (!seen.insert(readers[k]).second) continue;
+      for (int out : g.nodes[u].outputs)
+        if (out >= 0)
+          readers.insert(readers.end(), g.values[std::size_t(out)].consumers.begin(), g.values[std::size_t(out)].consumers.end());
+    }
     if (last < 0) continue;
     r.weight_grad_elements += n;
     span(wgrad, 0, last, n * weight_grad_bytes);
+    // A weight read by several ops (a tied embedding and head) gets a gradient from each: the last one to
+    // arrive (its earliest reader's backward) exists beside the sum it is added to.
+    if (ops > 1) span(wgrad, first, first, n * weight_grad_bytes);
   }
   double f = 0, a = 0, w = 0;
   for (std::size_t i = 0; i < steps; ++i) {

@@ -2,12 +2,73 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string_view>
+#include <unordered_map>
 
 #include "perfcard/op_registry.h"
 
 namespace perfcard {
 
-BufferIntervals buffer_intervals(const Graph& g, const FusedOps* fused) {
+namespace {
+
+// The module scope of an exporter's node name: "/layer1/layer1.0/conv1/Conv" -> "/layer1/layer1.0/conv1";
+// "" for names without one.
+std::string_view module_scope(std::string_view name) {
+  if (name.size() < 2 || name[0] != '/') return {};
+  const auto p = name.rfind('/');
+  return p == 0 ? std::string_view() : name.substr(0, p);
+}
+
+constexpr int kMaxScopeDepth = 64;  // deeper scopes are taken at this depth (a hostile name costs linear time)
+
+// The outermost module a consumer at scope `to` is inside of that does not hold the producer at scope
+// `from`: `to` cut after the first component where the two paths part; "" when `to` lies within `from`.
+std::string_view entered_module(std::string_view from, std::string_view to) {
+  std::size_t i = 0;
+  for (int depth = 0; i < to.size() && depth < kMaxScopeDepth; ++depth) {
+    std::size_t next = to.find('/', i + 1);
+    if (next == std::string_view::npos) next = to.size();
+    const std::string_view prefix = to.substr(0, next);
+    const bool inside = from.size() >= prefix.size() && from.substr(0, prefix.size()) == prefix &&
+                        (from.size() == prefix.size() || from[prefix.size()] == '/');
+    if (!inside) return prefix;
+    i = next;
+  }
+  return {};
+}
+
+// held[v] = max(last[v], the last step of each module v is passed into): see BufferIntervals.
+void hold_module_arguments(const Graph& g, BufferIntervals& b) {
+  std::unordered_map<std::string_view, int> end;  // module scope -> its last step
+  for (std::size_t i = 0; i < g.order.size(); ++i) {
+    const std::string_view scope = module_scope(g.nodes[std::size_t(g.order[i])].name);
+    std::size_t at = 0;
+    for (int depth = 0; at < scope.size() && depth < kMaxScopeDepth; ++depth) {
+      std::size_t next = scope.find('/', at + 1);
+      if (next == std::string_view::npos) next = scope.size();
+      end[scope.substr(0, next)] = int(i);
+      at = next;
+    }
+  }
+  if (end.empty()) return;
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    const Value& val = g.values[v];
+    if (val.kind != ValueKind::NodeOutput || val.producer < 0) continue;
+    const auto o = std::size_t(b.owner[v]);
+    if (!b.is_buffer(o)) continue;
+    const std::string_view from = module_scope(g.nodes[std::size_t(val.producer)].name);
+    for (int u : val.consumers) {
+      const std::string_view module = entered_module(from, module_scope(g.nodes[std::size_t(u)].name));
+      if (module.empty()) continue;
+      const auto it = end.find(module);
+      if (it != end.end()) b.held[o] = std::max(b.held[o], it->second);
+    }
+  }
+}
+
+}  // namespace
+
+BufferIntervals buffer_intervals(const Graph& g, const FusedOps* fused, bool module_frames) {
   BufferIntervals b;
   const std::size_t nv = g.values.size(), steps = g.order.size();
   b.step_of.assign(g.nodes.size(), 0);
@@ -40,20 +101,22 @@ BufferIntervals buffer_intervals(const Graph& g, const FusedOps* fused) {
       if (v >= 0) touch(v, std::max(end, int(i)));
   }
   for (int v : g.outputs) touch(v, int(steps) - 1);
+  b.held = b.last;
+  if (module_frames) hold_module_arguments(g, b);
   return b;
 }
 
 LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_bits, bool inputs_held,
-                                const FusedOps* fused) {
+                                const FusedOps* fused, bool module_frames) {
   auto size_of = [float_bits](const ValueShape& v) {
     if (float_bits > 0 && dtype_is_float(v.dtype)) return (v.elements() * std::uint64_t(float_bits) + 7) / 8;
     return v.bytes();
   };
   LivenessResult r;
   const std::size_t nv = g.values.size(), steps = g.order.size();
-  const BufferIntervals buffers = buffer_intervals(g, fused);
+  const BufferIntervals buffers = buffer_intervals(g, fused, module_frames);
   const std::vector<int>& first = buffers.first;
-  const std::vector<int>& last = buffers.last;
+  const std::vector<int>& last = buffers.held;
 
   std::vector<double> delta(steps + 2, 0.0);  // +2: a graph without nodes still has step 0 for its inputs
   auto add = [&r](std::uint64_t& total, std::uint64_t b) {

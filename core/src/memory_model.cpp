@@ -47,8 +47,8 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
     double conv = 0;
     weight_bytes(model.graph, bits, m.weights, params, &conv);
     m.weights = (m.weights - conv) * rt.weight_copies + conv * rt.conv_weight_copies;
-    const FusedOps fused = eager_ops(model.graph, a.costs);
-    LivenessResult live = peak_live_memory(model.graph, a.shapes.graph, bits, /*inputs_held=*/true, &fused);
+    const FusedOps fused = eager_ops(model.graph, a.costs, rt.module_frames);
+    LivenessResult live = peak_live_memory(model.graph, a.shapes.graph, bits, /*inputs_held=*/true, &fused, rt.module_frames);
     m.activations = double(live.peak_bytes) * overhead;
     m.complete = live.complete;
     return m;
@@ -63,7 +63,7 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
     m.weights += low;
   }
   const double grad_bytes = mixed ? 4.0 : bits / 8.0;
-  const AutogradMemory ag = autograd_memory(model.graph, a.shapes.graph, a.costs, bits, grad_bytes);
+  const AutogradMemory ag = autograd_memory(model.graph, a.shapes.graph, a.costs, bits, grad_bytes, rt.module_frames);
   m.saved_activations = ag.saved_bytes;
   m.complete = ag.complete;
   if (mode == Mode::InferenceGrad) {

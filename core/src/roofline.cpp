@@ -81,6 +81,7 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
     rc.conv_weight_copies = r.contains("conv_weight_copies") ? num(r, "conv_weight_copies", w) : rc.weight_copies;
     if (rc.weight_copies < 0 || rc.conv_weight_copies < 0)
       throw data_error("roofline constants: '" + w + "' weight copies must be >= 0");
+    rc.module_frames = r.value("module_frames", false);
     rc.source = r.value("source", "");
     c.runtimes[name] = rc;
   }

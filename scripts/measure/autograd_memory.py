@@ -1,6 +1,6 @@
 """What eager PyTorch keeps in memory, measured exactly on this CPU: the ground truth of the memory model.
 
-    /usr/bin/python3 -m scripts.measure.autograd_memory [--max-minutes 30] [--quick] [--out CSV]
+    /usr/bin/python3 -m scripts.measure.autograd_memory [--max-minutes 30] [--quick] [--models ID,...] [--out CSV]
     /usr/bin/python3 -m scripts.measure.autograd_memory --ops      # what autograd saves, op by op
 
 Which tensors autograd saves, and which tensors are alive at each moment of a forward, a backward and an
@@ -53,6 +53,7 @@ FIELDS = ["model", "set", "family", "file", "batch", "sequence", "params", "para
           "nograd_peak_bytes", "grad_forward_peak_bytes", "backward_peak_bytes", "sgd_update_bytes",
           "sgd_state_bytes", "adam_update_bytes", "adam_state_bytes", "torch", "machine_id", "seconds"]
 MAX_MACS = 6e9        # per sample: a training step of larger models takes minutes on two cores
+MAX_MACS_TRANSFORMER = 4e10  # per sequence of 128: BERT/GPT-2 base and large take that long at batch 8
 MAX_PARAMS = 6e8      # Adam's state and the gradients of larger models pass this machine's memory
 BATCHES = (1, 8)
 
@@ -219,7 +220,8 @@ def plan(quick=False):
     for e in entries:
         if e["set"] == "nasbench201" and e["id"] not in nb:
             continue
-        if (e.get("macs") or 0) > MAX_MACS or (e.get("params") or 0) > MAX_PARAMS:
+        cap = MAX_MACS_TRANSFORMER if e["set"] == "transformers" else MAX_MACS
+        if (e.get("macs") or 0) > cap or (e.get("params") or 0) > MAX_PARAMS:
             continue
         step = e.get("config", {}).get("step")
         if e["set"] == "transformers" and (step == "decode" or e["config"].get("arch") not in ("bert", "gpt", "llama")):
@@ -248,7 +250,7 @@ def done(path):
         return {(r["model"], int(r["batch"]), int(r["sequence"])) for r in csv.DictReader(f)}
 
 
-def run(path, max_minutes, quick=False, log=print):
+def run(path, max_minutes, quick=False, log=print, only=None):
     import torch
     torch.manual_seed(0)
     torch.set_num_threads(min(2, os.cpu_count() or 1))
@@ -262,6 +264,8 @@ def run(path, max_minutes, quick=False, log=print):
         if new:
             w.writeheader()
         for e, b, seq in plan(quick):
+            if only and e["id"] not in only:
+                continue
             if time.time() > deadline:
                 log("deadline reached")
                 break
@@ -355,6 +359,7 @@ def main(argv=None):
     ap.add_argument("--out", default=OUT)
     ap.add_argument("--ops", action="store_true", help="print what autograd saves for each op kind and exit")
     ap.add_argument("--plan", action="store_true", help="print the plan and exit")
+    ap.add_argument("--models", default="", help="comma-separated manifest ids: measure these only")
     a = ap.parse_args(argv)
     if a.ops:
         op_table()
@@ -364,7 +369,7 @@ def main(argv=None):
             print(e["id"], b, seq)
         return 0
     print(f"torch {__import__('torch').__version__} on {platform.processor() or platform.machine()}", file=sys.stderr)
-    run(a.out, a.max_minutes, a.quick)
+    run(a.out, a.max_minutes, a.quick, only={m for m in a.models.split(",") if m})
     return 0
 
 

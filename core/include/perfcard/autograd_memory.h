@@ -37,12 +37,14 @@ struct GradientFlags {
 GradientFlags gradient_flags(const Graph& graph, const GraphShapes& shapes, const GraphCosts& costs);
 
 // The exporter's decompositions that eager runs as one op (GELU, LayerNorm, SiLU, hardswish): their inner
-// values (the Erf of a GELU, the centred input of a LayerNorm) are never tensors of their own.
-FusedOps eager_ops(const Graph& graph, const GraphCosts& costs);
+// values (the Erf of a GELU, the centred input of a LayerNorm) are never tensors of their own. `eager`:
+// the runtime runs the model's Python, which never makes what the exporter computed from weights alone.
+FusedOps eager_ops(const Graph& graph, const GraphCosts& costs, bool eager = false);
 
 // `float_bits`: the width activations are kept at (the run's precision); `weight_grad_bytes`: bytes of a
 // weight's gradient per element (4: fp32 weights, mixed precision's master weights included).
+// `module_frames`: eager's Python frames hold a module's inputs until it returns (liveness.h), in the forward.
 AutogradMemory autograd_memory(const Graph& graph, const GraphShapes& shapes, const GraphCosts& costs, int float_bits,
-                               double weight_grad_bytes);
+                               double weight_grad_bytes, bool module_frames = false);
 
 }  // namespace perfcard

@@ -22,8 +22,9 @@ struct LivenessResult {
 
 // Nodes a runtime runs as one op (an exporter's decomposition of one eager op, autograd_memory.h): values
 // made inside never become buffers, and what the members read stays alive until the op's last member.
+// Under eager, values the exporter computed from weights alone are no buffers either (eager_ops).
 struct FusedOps {
-  std::vector<bool> internal;    // by value
+  std::vector<bool> internal;    // by value: no buffer at run time
   std::vector<int> last_member;  // by node: the op's last node, or -1 outside such ops
 };
 
@@ -31,19 +32,25 @@ struct FusedOps {
 // (`owner`); a buffer lives from the step that makes it (graph inputs: step 0) to the last step that
 // reads it through any of its views (graph outputs: the last step). first/last are -1 for values that are
 // not buffers of their own (views, initializers, outer-scope values).
+// `held`: how long the forward keeps the buffer. With `module_frames` (eager PyTorch), a tensor passed into
+// a module stays referenced by the caller's Python frame until that module returns, past its last reader
+// inside: the exporter's node names carry the module scopes ("/layer1/layer1.0/conv1/Conv"), and a value
+// read inside a module it was made outside of is held to the module's last node. Else held = last.
 struct BufferIntervals {
   std::vector<int> owner;    // by value
   std::vector<int> first, last;  // by value
+  std::vector<int> held;     // by value: last, or later where a module's caller still holds it
   std::vector<int> step_of;  // by node
   bool is_buffer(std::size_t v) const { return first[v] >= 0; }
 };
-BufferIntervals buffer_intervals(const Graph& graph, const FusedOps* fused = nullptr);
+BufferIntervals buffer_intervals(const Graph& graph, const FusedOps* fused = nullptr, bool module_frames = false);
 
 // float_bits > 0 counts floating tensors at that width (the precision a predictor runs the model at).
 // inputs_held: the caller owns the inputs for the whole run (as with PyTorch and onnxruntime); false
 // follows the graph alone, where an input dies after its last reader (the learned predictors' feature).
-// fused (may be null): ops the runtime runs as one (their inner values are no buffers).
+// fused (may be null): ops the runtime runs as one (their inner values are no buffers). module_frames:
+// eager PyTorch's Python frames hold a module's inputs until it returns (BufferIntervals::held).
 LivenessResult peak_live_memory(const Graph& graph, const GraphShapes& shapes, int float_bits = 0,
-                                bool inputs_held = false, const FusedOps* fused = nullptr);
+                                bool inputs_held = false, const FusedOps* fused = nullptr, bool module_frames = false);
 
 }  // namespace perfcard

@@ -55,6 +55,10 @@ struct RuntimeConstants {
   // blocked kernels beside the loaded ones, and uses the others in place.
   double weight_copies = 1;
   double conv_weight_copies = 1;
+  // The runtime runs the model's Python code (eager PyTorch): a module's inputs stay referenced by its
+  // caller's frame until it returns, past their last reader (liveness.h), and what the exporter computed
+  // from weights alone is never made (eager_ops).
+  bool module_frames = false;
   std::string source;           // where the memory figures come from
 };
 
