@@ -94,7 +94,10 @@ export interface DevicePrediction {
   /** What the memory figures (and, for 'training', the latency: one step) are for. */
   memory_protocol: string;
   peak_memory_mb: number;
-  memory_mb: Record<'weights' | 'activations' | 'workspace' | 'context' | 'gradients' | 'optimizer' | 'saved_activations', number>;
+  /** allocator: what PyTorch's caching allocator's segments hold beyond the tensors (documented sizes,
+   *  packed full: a lower bound, not measured). */
+  memory_mb: Record<'weights' | 'activations' | 'workspace' | 'context' | 'gradients' | 'optimizer' |
+    'optimizer_update' | 'saved_activations' | 'allocator', number>;
   device_memory_gb: number;
   fits: boolean;
   power_w: number | null;

@@ -36,7 +36,7 @@ export function mib(x) {
 export function memoryParts(r) {
   const m = r.memory_mb;
   const parts = [['weights', m.weights], ['activations', m.activations], ['weight gradients', m.gradients],
-    ['optimizer state', m.optimizer], ['optimizer update', m.optimizer_update], ['workspace', m.workspace], ['context', m.context]]
+    ['optimizer state', m.optimizer], ['optimizer update', m.optimizer_update], ['allocator segments (estimate)', m.allocator], ['workspace', m.workspace], ['context', m.context]]
     .filter(([, v]) => v > 0).map(([k, v]) => `${k} ${mib(v)}`);
   const saved = m.saved_activations > 0 ? `; of the activations, ${mib(m.saved_activations)} kept for the backward` : '';
   const what = r.memory_protocol === 'training' ? `training step (${r.optimizer})` : r.memory_protocol;

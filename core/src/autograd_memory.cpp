@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "perfcard/caching_allocator.h"
 #include "perfcard/liveness.h"
 #include "perfcard/op_registry.h"
 
@@ -290,7 +291,17 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
   // activation's gradient from its last reader's backward to its producer's, i.e. over [first, last];
   // a weight's gradient from its last reader's backward on. Inputs and outputs live throughout.
   std::vector<double> fwd(steps + 1, 0.0), bwd(steps + 1, 0.0), wgrad(steps + 1, 0.0);
-  auto span = [](std::vector<double>& d, int from, int to, double x) { d[std::size_t(from)] += x; d[std::size_t(to) + 1] -= x; };
+  struct Span {
+    const std::vector<double>* timeline;
+    int from, to;
+    double bytes;
+  };
+  std::vector<Span> spans;  // each tensor's, to pack the ones alive at a peak into the allocator's segments
+  auto span = [&spans](std::vector<double>& d, int from, int to, double x) {
+    d[std::size_t(from)] += x;
+    d[std::size_t(to) + 1] -= x;
+    spans.push_back({&d, from, to, x});
+  };
   const int end = int(steps) - 1;
   for (std::size_t v = 0; v < nv; ++v) {
     if (!b.is_buffer(v) || o.fused.internal[v]) continue;
@@ -337,16 +348,28 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     if (ops > 1) span(wgrad, first, first, n * weight_grad_bytes);
   }
   double f = 0, a = 0, w = 0;
+  int fwd_at = 0, bwd_at = 0;
   for (std::size_t i = 0; i < steps; ++i) {
     f += fwd[i];
     a += bwd[i];
     w += wgrad[i];
-    r.inference_grad_peak = std::max(r.inference_grad_peak, f);
+    if (f > r.inference_grad_peak) {
+      r.inference_grad_peak = f;
+      fwd_at = int(i);
+    }
     if (a + w > r.backward_peak) {
       r.backward_peak = a + w;
       r.backward_peak_weight_grads = w;
+      bwd_at = int(i);
     }
   }
+  SegmentPacking forward, backward;
+  for (const Span& sp : spans) {
+    if (sp.timeline == &fwd && sp.from <= fwd_at && fwd_at <= sp.to) forward.add(sp.bytes);
+    if (sp.timeline != &fwd && sp.from <= bwd_at && bwd_at <= sp.to) backward.add(sp.bytes);
+  }
+  r.inference_grad_reserved = forward.reserved();
+  r.backward_reserved = backward.reserved();
   return r;
 }
 

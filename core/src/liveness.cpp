@@ -5,6 +5,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "perfcard/caching_allocator.h"
 #include "perfcard/op_registry.h"
 
 namespace perfcard {
@@ -163,6 +164,17 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
       if (at >= 18446744073709551615.0) r.saturated = true;
       r.peak_step = int(i);
     }
+  }
+  if (r.peak_step >= 0) {
+    SegmentPacking packing;
+    const int at = r.peak_step;
+    for (std::size_t v = 0; v < nv; ++v) {
+      if (!buffers.is_buffer(v) || (fused && fused->internal[v]) || !s.values[v].fully_known()) continue;
+      const bool held = inputs_held && g.values[v].kind == ValueKind::GraphInput;
+      if (first[v] <= at && (held || last[v] >= at)) packing.add(double(size_of(s.values[v])));
+    }
+    packing.add(inside[std::size_t(at)]);
+    r.peak_reserved = packing.reserved();
   }
   return r;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "perfcard/autograd_memory.h"
+#include "perfcard/caching_allocator.h"
 #include "perfcard/error.h"
 #include "perfcard/liveness.h"
 
@@ -33,6 +34,32 @@ void weight_bytes(const Graph& g, int bits, double& total, double& param_elems, 
       for (const auto& sub : a.graphs) weight_bytes(sub, bits, total, param_elems, conv);
 }
 
+// Each stored tensor as the allocator sees it: `copies` allocations per tensor, floats at `float_bits` (0:
+// floats left out; integer tensors then too).
+void pack_weights(const Graph& g, int float_bits, int copies, SegmentPacking& packing) {
+  for (const auto& t : g.initializers) {
+    if (!dtype_is_float(t.dtype) && float_bits == 0) continue;
+    const double n = double(t.num_elements());
+    const double b = dtype_is_float(t.dtype) ? n * float_bits / 8.0 : n * dtype_bits(t.dtype) / 8.0;
+    for (int k = 0; k < copies; ++k) packing.add(b);
+  }
+  for (const auto& n : g.nodes)
+    for (const auto& a : n.attributes)
+      for (const auto& sub : a.graphs) pack_weights(sub, float_bits, copies, packing);
+}
+
+// Float weights only (gradients, optimizer state: one fp32 tensor per weight and copy).
+void pack_float_weights(const Graph& g, int copies, SegmentPacking& packing) {
+  for (const auto& t : g.initializers)
+    if (dtype_is_float(t.dtype))
+      for (int k = 0; k < copies; ++k) packing.add(double(t.num_elements()) * 4);
+  for (const auto& n : g.nodes)
+    for (const auto& a : n.attributes)
+      for (const auto& sub : a.graphs) pack_float_weights(sub, copies, packing);
+}
+
+double slack(const SegmentPacking& p) { return std::max(0.0, p.reserved() - p.allocated()); }
+
 }  // namespace
 
 MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision p, Mode mode, Optimizer optimizer,
@@ -51,6 +78,11 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
     LivenessResult live = peak_live_memory(model.graph, a.shapes.graph, bits, /*inputs_held=*/true, &fused, rt.module_frames);
     m.activations = double(live.peak_bytes) * overhead;
     m.complete = live.complete;
+    if (rt.caching_allocator) {
+      SegmentPacking w;
+      pack_weights(model.graph, bits, 1, w);
+      m.allocator = slack(w) + std::max(0.0, live.peak_reserved - double(live.peak_bytes));
+    }
     return m;
   }
   // Gradients need fp32 weights: below 32 bits this is mixed precision (autocast), which keeps the fp32
@@ -66,8 +98,15 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
   const AutogradMemory ag = autograd_memory(model.graph, a.shapes.graph, a.costs, bits, grad_bytes, rt.module_frames);
   m.saved_activations = ag.saved_bytes;
   m.complete = ag.complete;
+  // The weights as allocated: fp32, and under mixed precision each one's low-precision copy too.
+  SegmentPacking weights;
+  if (rt.caching_allocator) {
+    pack_weights(model.graph, mixed ? 32 : bits, 1, weights);
+    if (mixed) pack_weights(model.graph, bits, 1, weights);
+  }
   if (mode == Mode::InferenceGrad) {
     m.activations = ag.inference_grad_peak * overhead;
+    if (rt.caching_allocator) m.allocator = slack(weights) + std::max(0.0, ag.inference_grad_reserved - ag.inference_grad_peak);
     return m;
   }
   const double state_per_element = optimizer == Optimizer::Adam ? 8 : optimizer == Optimizer::Sgd ? 4 : 0;
@@ -81,16 +120,27 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
   const double temporaries = optimizer == Optimizer::Adam ? params * 4 : 0;
   const double io = double(a.liveness.input_bytes);
   double acts = ag.inference_grad_peak, grads = 0;
+  // what the peak's own tensors leave unused in the allocator's segments
+  double peak_slack = std::max(0.0, ag.inference_grad_reserved - ag.inference_grad_peak);
   if (ag.backward_peak > std::max(acts, all_grads + temporaries)) {
     acts = ag.backward_peak - ag.backward_peak_weight_grads;
     grads = ag.backward_peak_weight_grads;
+    peak_slack = std::max(0.0, ag.backward_reserved - ag.backward_peak);
   } else if (all_grads + temporaries > acts) {
     acts = io;
     grads = all_grads;
     m.optimizer_update = temporaries;
+    SegmentPacking update;  // every gradient, and Adam's sqrt(v) beside it
+    pack_float_weights(model.graph, optimizer == Optimizer::Adam ? 2 : 1, update);
+    peak_slack = slack(update);
   }
   m.activations = acts * overhead;
   m.gradients = grads;
+  if (rt.caching_allocator) {
+    SegmentPacking state;
+    pack_float_weights(model.graph, optimizer == Optimizer::Adam ? 2 : optimizer == Optimizer::Sgd ? 1 : 0, state);
+    m.allocator = slack(weights) + slack(state) + peak_slack;
+  }
   return m;
 }
 

@@ -278,7 +278,8 @@ nlohmann::json predict_to_json(const PredictResult& r) {
                         {"workspace", p.memory.workspace / kMiB}, {"context", p.memory.context / kMiB},
                         {"gradients", p.memory.gradients / kMiB}, {"optimizer", p.memory.optimizer / kMiB},
                         {"optimizer_update", p.memory.optimizer_update / kMiB},
-                        {"saved_activations", p.memory.saved_activations / kMiB}};
+                        {"saved_activations", p.memory.saved_activations / kMiB},
+                        {"allocator", p.memory.allocator / kMiB}};
     row["device_memory_gb"] = p.device_memory_gb;
     row["fits"] = p.fits;
     row["power_w"] = p.power_w ? json(*p.power_w) : json(nullptr);

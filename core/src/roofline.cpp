@@ -82,6 +82,7 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
     if (rc.weight_copies < 0 || rc.conv_weight_copies < 0)
       throw data_error("roofline constants: '" + w + "' weight copies must be >= 0");
     rc.module_frames = r.value("module_frames", false);
+    rc.caching_allocator = r.value("caching_allocator", false);
     rc.source = r.value("source", "");
     c.runtimes[name] = rc;
   }

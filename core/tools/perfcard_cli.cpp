@@ -303,7 +303,8 @@ int run_eval(const std::vector<std::string>& args) {
         out["memory_bytes"] = {{"weights", mb.weights}, {"activations", mb.activations}, {"gradients", mb.gradients},
                                {"optimizer", mb.optimizer}, {"optimizer_update", mb.optimizer_update},
                                {"saved_activations", mb.saved_activations},
-                               {"workspace", mb.workspace}, {"context", mb.context}, {"complete", mb.complete}};
+                               {"workspace", mb.workspace}, {"context", mb.context}, {"allocator", mb.allocator},
+                               {"complete", mb.complete}};
       }
       if (q.value("features", false)) {
         std::vector<float> f = perfcard::feature_row(*prep, dq, *set.roofline);

@@ -54,9 +54,10 @@ RUNTIMES = {
     # TF32 by default (torch.backends.cudnn.allow_tf32 = True) while matmuls do not (allow_tf32 = False
     # since 1.12). Memory: ~300 MB CUDA context with lazy module loading (CUDA >= 11.7, pytorch#107667);
     # workspaces: cuBLAS ':4096:2:16:8' = 8.125 MiB plus cuBLASLt 32 MiB on Hopper (4 MiB before; pytorch#120925).
-    # Memory follows the model's Python: a module's inputs stay referenced by its caller until it returns.
+    # Memory follows the model's Python (a module's inputs stay referenced by its caller until it returns)
+    # and the CUDA caching allocator's segments (c10/cuda/CUDACachingAllocator.cpp's documented sizes).
     "pytorch-eager": {"kind": "gpu", "dispatch_us": None, "fuse_elementwise": False, "fuse_bias": True,
-                      "fuse_decomposed": True, "module_frames": True,
+                      "fuse_decomposed": True, "module_frames": True, "caching_allocator": True,
                       "conv_fp32_as_tf32": True, "matmul_fp32_as_tf32": False,
                       "context_mb": 300.0, "workspace_mb": 40.125, "allocator_overhead": 0.0,
                       "source": "context: pytorch/pytorch#107667 (ptrblck, 2023: ~300 MB with CUDA lazy loading); "

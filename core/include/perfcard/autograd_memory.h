@@ -23,6 +23,9 @@ struct AutogradMemory {
                                     // gradients; inputs included, weights and optimizer state not
   double backward_peak_weight_grads = 0;  // of backward_peak: the weights' gradients at that moment
   double weight_grad_elements = 0;  // every trainable weight element (its gradient exists after the backward)
+  // What PyTorch's caching allocator reserves for the tensors alive at each peak (caching_allocator.h)
+  double inference_grad_reserved = 0;
+  double backward_reserved = 0;
   int eager_ops_taken_back = 0;     // exporter decompositions counted as the one eager op (GELU, LayerNorm, SiLU, hardswish)
   bool complete = true;             // false: unknown sizes, or control-flow bodies (not counted)
 };

@@ -18,6 +18,8 @@ struct LivenessResult {
   std::uint64_t output_bytes = 0;
   bool complete = true;             // false when some activation's size is unknown
   bool saturated = false;           // a figure passed 2^64 bytes and stopped there
+  double peak_reserved = 0;         // what PyTorch's caching allocator reserves for the buffers alive at the
+                                    // peak, segments packed full (caching_allocator.h)
 };
 
 // Nodes a runtime runs as one op (an exporter's decomposition of one eager op, autograd_memory.h): values

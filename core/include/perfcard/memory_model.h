@@ -20,8 +20,13 @@ struct MemoryBreakdown {
   double gradients = 0, optimizer = 0;  // training: weight gradients live at the peak, optimizer state
   double optimizer_update = 0;          // training: the update's temporaries, when the update is the peak
   double saved_activations = 0;         // inference-grad and training: kept for backward (part of activations)
+  // PyTorch's caching allocator: what its segments hold beyond the tensors at the peak (documented
+  // segment sizes packed full: a lower bound, not measured yet; caching_allocator.h)
+  double allocator = 0;
   bool complete = true;                 // false: some sizes unknown, or control-flow bodies' saved tensors
-  double total() const { return weights + activations + workspace + context + gradients + optimizer + optimizer_update; }
+  double total() const {
+    return weights + activations + workspace + context + gradients + optimizer + optimizer_update + allocator;
+  }
 };
 
 MemoryBreakdown estimate_memory(const Model& model, const Analysis& analysis, Precision precision, Mode mode,

@@ -59,6 +59,9 @@ struct RuntimeConstants {
   // caller's frame until it returns, past their last reader (liveness.h), and what the exporter computed
   // from weights alone is never made (eager_ops).
   bool module_frames = false;
+  // PyTorch's CUDA caching allocator holds tensors in segments of documented sizes (caching_allocator.h):
+  // the memory figures add what the segments hold beyond the tensors, as the device reports it.
+  bool caching_allocator = false;
   std::string source;           // where the memory figures come from
 };
 
