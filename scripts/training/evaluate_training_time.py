@@ -139,6 +139,10 @@ def lines(p: pd.DataFrame) -> list[str]:
             cells.append(f"{100 * np.mean(np.abs(ratio - 1)):.1f} / {np.median(ratio):.2f} / "
                          + (f"{t:.2f}" if t is not None else "-"))
         out.append(f"| {name} | {len(g)} | " + " | ".join(cells) + " |")
+    t = p[p.source == "timm"].assign(new=lambda d: d.step_ms / d.measured_ms, old=lambda d: 3 * d.forward_ms / d.measured_ms)
+    fam = t.groupby("family")[["new", "old"]].median().sort_values("new")
+    out += ["", "timm by family, median predicted÷measured (new / old): "
+            + ", ".join(f"{f} {r.new:.2f} / {r.old:.2f}" for f, r in fam.iterrows()) + "."]
     worst = p.assign(r=p.step_ms / p.measured_ms).sort_values("r")
     ends = [worst.iloc[0], worst.iloc[-1]]
     out += ["", "Step time over the forward's (roofline, median): "
