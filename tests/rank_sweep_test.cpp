@@ -4,6 +4,8 @@
 // out-of-bounds read of an empty dims vector is a finding).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "model_builder.h"
 #include "perfcard/analysis.h"
 #include "perfcard/error.h"
@@ -76,6 +78,8 @@ TEST_CASE("every op with inputs of rank 0..3 or unknown, declared outputs or non
 TEST_CASE("every op with weights of rank 0..3 or unknown: a training step's plan or an Error, never a crash") {
   const auto constants =
       perfcard::RooflineConstants::parse(perfcard::test::read_text(perfcard::test::repo_path("weights/roofline.json")));
+  const auto catalog =
+      perfcard::DeviceCatalog::parse(perfcard::test::read_text(perfcard::test::repo_path("weights/devices.json")));
   const std::vector<int> ranks = {kUnranked, 0, 1, 2, 3};
   std::size_t runs = 0, planned = 0;
   for (const auto& op : perfcard::all_ops())
@@ -91,7 +95,12 @@ TEST_CASE("every op with weights of rank 0..3 or unknown: a training step's plan
             const perfcard::Analysis a = perfcard::analyze(m, {});
             for (auto p : {perfcard::Precision::FP32, perfcard::Precision::FP16}) {
               const auto plan = perfcard::plan_training_step(m, a, constants, "pytorch-eager", p, perfcard::Optimizer::Adam);
-              for (const auto& k : plan.kernels) CHECK((k.bytes >= 0 && k.flops >= 0 && k.repeat >= 0));
+              for (const auto& k : plan.kernels)
+                CHECK((std::isfinite(k.bytes) && k.bytes >= 0 && std::isfinite(k.flops) && k.flops >= 0 && k.repeat >= 0));
+              perfcard::RooflineOptions ro;
+              ro.precision = p;
+              const auto t = perfcard::roofline_latency(plan, catalog.get("h100-sxm5-80gb"), constants, ro);
+              CHECK((std::isfinite(t.latency_ms) && t.latency_ms >= 0));
             }
             ++planned;
           } catch (const perfcard::Error&) {

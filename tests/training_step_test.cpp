@@ -22,7 +22,9 @@ const char* kConstants = R"({"format_version": "1.0", "version": "test-1",
     "ampere": {"gemm_eff_tensor": 0.5, "gemm_eff_fp32": 0.5, "conv_eff_tensor": 0.5, "conv_eff_fp32": 0.5,
                "vector_eff": 1, "mem_eff": 0.5, "k_half": 0, "tile": 16, "launch_us": 0}},
   "runtimes": {
-    "pytorch-eager": {"kind": "gpu", "dispatch_us": 0, "context_mb": 0, "workspace_mb": 0, "allocator_overhead": 0}}})";
+    "pytorch-eager": {"kind": "gpu", "dispatch_us": 0, "context_mb": 0, "workspace_mb": 0, "allocator_overhead": 0},
+    "fused": {"kind": "gpu", "dispatch_us": 0, "context_mb": 0, "workspace_mb": 0, "allocator_overhead": 0,
+              "fuse_elementwise": true}}})";
 
 struct Step {
   perfcard::Model model;
@@ -41,12 +43,13 @@ struct Step {
   }
 };
 
-Step step(const ModelBuilder& b, Optimizer opt = Optimizer::None, Precision p = Precision::FP32) {
+Step step(const ModelBuilder& b, Optimizer opt = Optimizer::None, Precision p = Precision::FP32,
+          const char* runtime = "pytorch-eager") {
   static const auto constants = perfcard::RooflineConstants::parse(kConstants);
   auto bytes = b.bytes();
   Step s{perfcard::load_model(bytes), {}, {}};
   s.analysis = perfcard::analyze(s.model, {});
-  s.plan = perfcard::plan_training_step(s.model, s.analysis, constants, "pytorch-eager", p, opt);
+  s.plan = perfcard::plan_training_step(s.model, s.analysis, constants, runtime, p, opt);
   return s;
 }
 
@@ -81,7 +84,9 @@ TEST_CASE("a linear layer and a ReLU: the ReLU's gradient reads its output, the 
   CHECK(back[1]->gemm_k == 4);
   CHECK(back[1]->flops == 2 * 8 * 16 * 4);
   CHECK(back[1]->bytes == 128 + 256 + 512);
-  CHECK(s.of(KernelPhase::Update).empty());  // optimizer none
+  // optimizer none: plain SGD, one pass over the weights (read param and grad, write param)
+  REQUIRE(s.of(KernelPhase::Update).size() == 1);
+  CHECK(s.bytes(KernelPhase::Update) == 12 * 8 * 16);
   CHECK(s.plan.approximated == 0);
 }
 
@@ -152,10 +157,10 @@ TEST_CASE("mixed precision: autocast's weight casts both ways, and fp16 unscales
   REQUIRE(back.size() == 3);
   CHECK(back[2]->label == "autocast: weight gradient to fp32");
   CHECK(back[0]->bytes == 3 * 128);  // the ReLU's gradient at 16 bits
-  REQUIRE(fp16.of(KernelPhase::Update).size() == 1);
-  CHECK(fp16.bytes(KernelPhase::Update) == Approx(8 * n));  // the GradScaler's unscale
+  REQUIRE(fp16.of(KernelPhase::Update).size() == 2);
+  CHECK(fp16.bytes(KernelPhase::Update) == Approx(8 * n + 12 * n));  // the GradScaler's unscale, plain SGD
   auto bf16 = step(b, Optimizer::None, Precision::BF16);
-  CHECK(bf16.of(KernelPhase::Update).empty());  // bf16 needs no loss scaling
+  CHECK(bf16.of(KernelPhase::Update).size() == 1);  // bf16 needs no loss scaling
 }
 
 TEST_CASE("a training step is timed phase by phase, and its kernels are named") {
@@ -209,4 +214,27 @@ TEST_CASE("a split reduction fills the device: a weight gradient with one output
   auto unsplit = perfcard::roofline_latency(unsplit_plan, cat.get("gpu-a"), c, o);
   // One 16 x 16 tile on 64 SMs: unsplit it runs at 1/64 of the product's roof, split at all of it.
   CHECK(unsplit.busy_ms_by_phase[1] == Approx(64 * split.busy_ms_by_phase[1]).epsilon(1e-6));
+}
+
+TEST_CASE("ops whose results need no gradient run no backward: ArgMax on the way, integer results") {
+  ModelBuilder b = linear();
+  b.node("Relu", {"h"}, {"y"});
+  auto& am = b.node("ArgMax", {"h"}, {"i"});  // int64: no gradient flows back through it
+  ModelBuilder::attr(am, "axis", std::int64_t(1));
+  b.output("y");
+  b.output("i", 7);
+  auto s = step(b);
+  for (const auto* k : s.of(KernelPhase::Backward)) CHECK(k->first->op_type != "ArgMax");
+  CHECK(s.of(KernelPhase::Backward).size() == 2);  // ReLU's and the weight's
+}
+
+TEST_CASE("a runtime that fuses pointwise ops plans its training step one op a kernel, and says so") {
+  ModelBuilder b = linear();
+  b.node("Relu", {"h"}, {"y"});
+  b.output("y");
+  auto s = step(b, Optimizer::None, Precision::FP32, "fused");
+  CHECK(s.of(KernelPhase::Forward).size() == 2);  // the ReLU not fused into the product
+  CHECK(s.of(KernelPhase::Backward).size() == 2);
+  REQUIRE(s.plan.notes.size() == 1);
+  CHECK(s.plan.notes[0].find("training on fused: timed one op a kernel") == 0);
 }

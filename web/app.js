@@ -479,14 +479,14 @@ function renderBreakdown() {
     `${F.ms(busyMs)} of device time in a predicted latency of ${F.ms(r.latency_ms)}` +
     (busyMs < 0.8 * r.latency_ms && dev.kind === 'gpu' ? ' — the rest is the runtime issuing kernels from the host (launch-bound at this batch).' : '.');
   const byType = new Map();
-  for (const k of kernels) byType.set(k.op_type, (byType.get(k.op_type) ?? 0) + k.time_ms);
+  for (const k of kernels) byType.set(F.kernelType(k), (byType.get(F.kernelType(k)) ?? 0) + k.time_ms);
   const types = [...byType].sort((a, b) => b[1] - a[1]);
   const top = types.slice(0, 9).map(([label, value]) => ({ label, value, note: `${Math.round((value / busyMs) * 100)}%` }));
   const rest = types.slice(9).reduce((a, [, v]) => a + v, 0);
   if (rest > 0) top.push({ label: `${types.length - 9} other types`, value: rest, note: `${Math.round((rest / busyMs) * 100)}%`, color: '#868e96' });
   ops.replaceChildren(barChart({ title: `Predicted time by op type on ${r.device_name}`, items: top, fmt: F.ms, width: widthOf(ops, 560) }));
   const slow = [...kernels].sort((a, b) => b.time_ms - a.time_ms).slice(0, 10)
-    .map((k) => ({ label: k.name, value: k.time_ms, note: k.compute_ms >= k.memory_ms ? 'compute' : 'memory', color: k.compute_ms >= k.memory_ms ? PALETTE[1] : PALETTE[0] }));
+    .map((k) => ({ label: F.kernelLabel(k), value: k.time_ms, note: k.compute_ms >= k.memory_ms ? 'compute' : 'memory', color: k.compute_ms >= k.memory_ms ? PALETTE[1] : PALETTE[0] }));
   ks.replaceChildren(barChart({ title: `Slowest kernels on ${r.device_name}`, items: slow, fmt: F.ms, width: widthOf(ks, 560) }));
   const peak = (dev.peak_tflops[r.precision] ?? dev.peak_tflops.fp32 ?? (dev.peak_fp32_gflops ?? 0) / 1e3) * 1e12;
   const roofs = [{ name: r.precision, flops: peak }];

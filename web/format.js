@@ -106,6 +106,18 @@ export function hostBoundText(r) {
   return r.host_bound && r.latency_ms > 0 ? `host-bound: ${busyText(r)}` : null;
 }
 
+/** A kernel's type in the breakdown: its op type, with the training phase beside it when not the
+ *  forward ("Conv (backward)"); an optimizer pass or a cast that has no op: "optimizer update", "autocast". */
+export function kernelType(k) {
+  if (!k.op_type) return k.phase === 'update' ? 'optimizer update' : 'autocast casts';
+  return !k.phase || k.phase === 'forward' ? k.op_type : `${k.op_type} (${k.phase})`;
+}
+
+/** A kernel's name in "slowest kernels": its node, marked when it is the node's backward. */
+export function kernelLabel(k) {
+  return k.phase === 'backward' && k.op_type ? `${k.name} (backward)` : k.name;
+}
+
 /** A training row's step split over its phases, for the latency's tooltip ("training step: device time
  *  forward 70.8 ms, backward 133 ms, optimizer update 1.61 ms"); null for other rows. */
 export function stepText(r) {

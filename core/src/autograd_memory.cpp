@@ -169,18 +169,16 @@ GradientFlags gradient_flags(const Graph& g, const GraphShapes& s, const GraphCo
   GradientFlags f;
   f.grad.assign(nv, false);
   f.trainable.assign(nv, false);
-  for (std::size_t v = 0; v < nv; ++v) {
-    const Value& val = g.values[v];
-    if (val.kind != ValueKind::Initializer) continue;
-    // A one-element float constant is an exported Python scalar (the 0.5 of a GELU, an epsilon), not a weight.
-    if (!dtype_is_float(s.values[v].dtype) || !s.values[v].fully_known() || s.values[v].elements() <= 1) continue;
-    for (int u : val.consumers) {
-      const Node& n = g.nodes[std::size_t(u)];
-      for (std::size_t i = 0; i < n.inputs.size(); ++i)
-        if (n.inputs[i] == int(v) && counts_as_param(n, i)) f.trainable[v] = true;
+  // Each edge once: a node reading one weight through many inputs costs its inputs, not their square.
+  for (const Node& n : g.nodes)
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      const int v = n.inputs[i];
+      if (v < 0 || f.trainable[std::size_t(v)] || g.values[std::size_t(v)].kind != ValueKind::Initializer) continue;
+      // A one-element float constant is an exported Python scalar (the 0.5 of a GELU, an epsilon), not a weight.
+      const ValueShape& vs = s.values[std::size_t(v)];
+      if (!dtype_is_float(vs.dtype) || !vs.fully_known() || vs.elements() <= 1) continue;
+      if (counts_as_param(n, i)) f.trainable[std::size_t(v)] = f.grad[std::size_t(v)] = true;
     }
-    f.grad[v] = f.trainable[v];
-  }
   for (int ni : g.order) {
     const Node& n = g.nodes[std::size_t(ni)];
     const NodeCost& nc = c.nodes[std::size_t(ni)];
@@ -196,6 +194,59 @@ GradientFlags gradient_flags(const Graph& g, const GraphShapes& s, const GraphCo
 
 FusedOps eager_ops(const Graph& g, const GraphCosts& c, bool eager) {
   return Patterns(g, constants_of(g, c), eager).find().fused;
+}
+
+WeightReaders ReadersThroughFolds::of(int v) const {
+  WeightReaders r;
+  auto meet = [&r](int step) {
+    r.last = std::max(r.last, step);
+    r.first = r.first < 0 ? step : std::min(r.first, step);
+    ++r.ops;
+  };
+  std::unordered_set<int> direct;  // a node reading the weight twice (W * W) is one reader
+  for (int u : g_.values[std::size_t(v)].consumers) {
+    if (!direct.insert(u).second) continue;
+    if (!c_.nodes[std::size_t(u)].folded) {
+      meet(step_of_[std::size_t(u)]);
+      continue;
+    }
+    const WeightReaders& f = folded(u, 0);
+    if (f.ops == 0) continue;
+    r.last = std::max(r.last, f.last);
+    r.first = r.first < 0 ? f.first : std::min(r.first, f.first);
+    r.ops += f.ops;
+  }
+  return r;
+}
+
+// The readers of a folded node's outputs, walked once per node however many weights share it; chains of
+// folds deeper than any exporter makes (a hostile file's) are followed no further.
+const WeightReaders& ReadersThroughFolds::folded(int node, int depth) const {
+  auto it = memo_.find(node);
+  if (it != memo_.end()) return it->second;
+  if (depth > kMaxFoldDepth) return memo_[node] = WeightReaders{};
+  memo_[node] = WeightReaders{};  // a placeholder: folded values form no cycle, but a hostile file might
+  WeightReaders r;
+  std::unordered_set<int> seen;
+  for (int out : g_.nodes[std::size_t(node)].outputs) {
+    if (out < 0) continue;
+    for (int u : g_.values[std::size_t(out)].consumers) {
+      if (!seen.insert(u).second) continue;
+      if (!c_.nodes[std::size_t(u)].folded) {
+        const int step = step_of_[std::size_t(u)];
+        r.last = std::max(r.last, step);
+        r.first = r.first < 0 ? step : std::min(r.first, step);
+        ++r.ops;
+        continue;
+      }
+      const WeightReaders f = folded(u, depth + 1);
+      if (f.ops == 0) continue;
+      r.last = std::max(r.last, f.last);
+      r.first = r.first < 0 ? f.first : std::min(r.first, f.first);
+      r.ops += f.ops;
+    }
+  }
+  return memo_[node] = r;
 }
 
 AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const GraphCosts& c, int float_bits,
@@ -303,11 +354,13 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     spans.push_back({&d, from, to, x});
   };
   const int end = int(steps) - 1;
+  std::vector<bool> returned(nv, false);
+  for (int v : g.outputs)
+    if (v >= 0) returned[std::size_t(v)] = true;
   for (std::size_t v = 0; v < nv; ++v) {
     if (!b.is_buffer(v) || o.fused.internal[v]) continue;
     const double x = bytes_of(int(v));
-    const bool io = g.values[v].kind == ValueKind::GraphInput ||
-                    std::find(g.outputs.begin(), g.outputs.end(), int(v)) != g.outputs.end();
+    const bool io = g.values[v].kind == ValueKind::GraphInput || returned[v];
     if (saver[v] >= 0) r.saved_bytes += x;
     span(fwd, b.first[v], saver[v] >= 0 || g.values[v].kind == ValueKind::GraphInput ? end : b.held[v], x);
     if (io) span(bwd, 0, end, x);
@@ -319,27 +372,14 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     span(fwd, int(step), end, extra_from[step]);
     span(bwd, int(step), end, extra_from[step]);
   }
+  const ReadersThroughFolds readers(g, c, b.step_of);
   for (std::size_t v = 0; v < nv; ++v) {
     if (!trainable[v]) continue;
     const double n = double(s.values[v].elements());
-    // The weight's last reader, through what the exporter computed from it alone (a tied head reads the
+    // The weight's readers, through what the exporter computed from it alone (a tied head reads the
     // embedding's transpose): eager reads the weight itself there, and its gradient starts at that op.
-    int last = -1, first = -1, ops = 0;
-    std::vector<int> readers(g.values[v].consumers);
-    std::unordered_set<int> seen;  // folded chains are rare and short; a DAG of them is walked once
-    for (std::size_t k = 0; k < readers.size(); ++k) {
-      const auto u = std::size_t(readers[k]);
-      if (!c.nodes[u].folded) {
-        last = std::max(last, b.step_of[u]);
-        first = first < 0 ? b.step_of[u] : std::min(first, b.step_of[u]);
-        ++ops;
-        continue;
-      }
-      if (!seen.insert(readers[k]).second) continue;
-      for (int out : g.nodes[u].outputs)
-        if (out >= 0)
-          readers.insert(readers.end(), g.values[std::size_t(out)].consumers.begin(), g.values[std::size_t(out)].consumers.end());
-    }
+    const WeightReaders rd = readers.of(int(v));
+    const int last = rd.last, first = rd.first, ops = rd.ops;
     if (last < 0) continue;
     r.weight_grad_elements += n;
     span(wgrad, 0, last, n * weight_grad_bytes);

@@ -22,47 +22,83 @@ std::string_view module_scope(std::string_view name) {
 
 constexpr int kMaxScopeDepth = 64;  // deeper scopes are taken at this depth (a hostile name costs linear time)
 
-// The outermost module a consumer at scope `to` is inside of that does not hold the producer at scope
-// `from`: `to` cut after the first component where the two paths part; "" when `to` lies within `from`.
-std::string_view entered_module(std::string_view from, std::string_view to) {
-  std::size_t i = 0;
-  for (int depth = 0; i < to.size() && depth < kMaxScopeDepth; ++depth) {
-    std::size_t next = to.find('/', i + 1);
-    if (next == std::string_view::npos) next = to.size();
-    const std::string_view prefix = to.substr(0, next);
-    const bool inside = from.size() >= prefix.size() && from.substr(0, prefix.size()) == prefix &&
-                        (from.size() == prefix.size() || from[prefix.size()] == '/');
-    if (!inside) return prefix;
-    i = next;
+// Every module scope the nodes' names mention, as a tree of ids (0: the graph itself), built in one pass
+// over each name: a component is hashed once, with its parent's id.
+class ScopeTree {
+ public:
+  explicit ScopeTree(const Graph& g) : of_node_(g.nodes.size(), 0) {
+    parent_.push_back(0);
+    depth_.push_back(0);
+    for (std::size_t n = 0; n < g.nodes.size(); ++n) {
+      const std::string_view scope = module_scope(g.nodes[n].name);
+      int id = 0;
+      std::size_t at = 0;
+      for (int d = 0; at < scope.size() && d < kMaxScopeDepth; ++d) {
+        std::size_t next = scope.find('/', at + 1);
+        if (next == std::string_view::npos) next = scope.size();
+        id = child(id, scope.substr(at + 1, next - at - 1));
+        at = next;
+      }
+      of_node_[n] = id;
+    }
+    end_.assign(parent_.size(), -1);
   }
-  return {};
-}
+  int of_node(std::size_t n) const { return of_node_[n]; }
+  bool empty() const { return parent_.size() == 1; }
+  // A node at `step` runs inside its scope and every scope around it.
+  void ran(int scope, int step) {
+    for (int id = scope; id != 0 && end_[std::size_t(id)] < step; id = parent_[std::size_t(id)]) end_[std::size_t(id)] = step;
+  }
+  int end(int scope) const { return end_[std::size_t(scope)]; }
+  // The outermost module a consumer in `to` is inside of that does not hold the producer in `from` (the
+  // child of their common ancestor on `to`'s side), or 0 when `to` lies within `from`.
+  int entered(int from, int to) const {
+    int a = from, b = to, below = 0;
+    while (depth_[std::size_t(a)] > depth_[std::size_t(b)]) a = parent_[std::size_t(a)];
+    while (depth_[std::size_t(b)] > depth_[std::size_t(a)]) below = b, b = parent_[std::size_t(b)];
+    while (a != b) a = parent_[std::size_t(a)], below = b, b = parent_[std::size_t(b)];
+    return below;
+  }
+
+ private:
+  struct Key {
+    int parent;
+    std::string_view name;
+    bool operator==(const Key& o) const { return parent == o.parent && name == o.name; }
+  };
+  struct Hash {
+    std::size_t operator()(const Key& k) const { return std::hash<std::string_view>()(k.name) ^ (std::size_t(k.parent) * 0x9e3779b97f4a7c15ull); }
+  };
+  std::unordered_map<Key, int, Hash> ids_;
+  std::vector<int> parent_, depth_, end_, of_node_;
+
+  int child(int parent, std::string_view name) {
+    auto [it, fresh] = ids_.emplace(Key{parent, name}, int(parent_.size()));
+    if (fresh) {
+      parent_.push_back(parent);
+      depth_.push_back(depth_[std::size_t(parent)] + 1);
+    }
+    return it->second;
+  }
+};
 
 // held[v] = max(last[v], the last step of each module v is passed into): see BufferIntervals.
 void hold_module_arguments(const Graph& g, BufferIntervals& b) {
-  std::unordered_map<std::string_view, int> end;  // module scope -> its last step
+  ScopeTree scopes(g);
+  if (scopes.empty()) return;
   for (std::size_t i = 0; i < g.order.size(); ++i) {
-    const std::string_view scope = module_scope(g.nodes[std::size_t(g.order[i])].name);
-    std::size_t at = 0;
-    for (int depth = 0; at < scope.size() && depth < kMaxScopeDepth; ++depth) {
-      std::size_t next = scope.find('/', at + 1);
-      if (next == std::string_view::npos) next = scope.size();
-      end[scope.substr(0, next)] = int(i);
-      at = next;
-    }
+    const auto n = std::size_t(g.order[i]);
+    scopes.ran(scopes.of_node(n), int(i));
   }
-  if (end.empty()) return;
   for (std::size_t v = 0; v < g.values.size(); ++v) {
     const Value& val = g.values[v];
     if (val.kind != ValueKind::NodeOutput || val.producer < 0) continue;
     const auto o = std::size_t(b.owner[v]);
     if (!b.is_buffer(o)) continue;
-    const std::string_view from = module_scope(g.nodes[std::size_t(val.producer)].name);
+    const int from = scopes.of_node(std::size_t(val.producer));
     for (int u : val.consumers) {
-      const std::string_view module = entered_module(from, module_scope(g.nodes[std::size_t(u)].name));
-      if (module.empty()) continue;
-      const auto it = end.find(module);
-      if (it != end.end()) b.held[o] = std::max(b.held[o], it->second);
+      const int module = scopes.entered(from, scopes.of_node(std::size_t(u)));
+      if (module != 0) b.held[o] = std::max(b.held[o], scopes.end(module));
     }
   }
 }

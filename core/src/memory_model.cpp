@@ -34,28 +34,22 @@ void weight_bytes(const Graph& g, int bits, double& total, double& param_elems, 
       for (const auto& sub : a.graphs) weight_bytes(sub, bits, total, param_elems, conv);
 }
 
-// Each stored tensor as the allocator sees it: `copies` allocations per tensor, floats at `float_bits` (0:
-// floats left out; integer tensors then too).
-void pack_weights(const Graph& g, int float_bits, int copies, SegmentPacking& packing) {
-  for (const auto& t : g.initializers) {
-    if (!dtype_is_float(t.dtype) && float_bits == 0) continue;
-    const double n = double(t.num_elements());
-    const double b = dtype_is_float(t.dtype) ? n * float_bits / 8.0 : n * dtype_bits(t.dtype) / 8.0;
-    for (int k = 0; k < copies; ++k) packing.add(b);
-  }
+// The float weights as the allocator holds them, one tensor each at `bits` (the exporter's integer shape
+// constants are no tensors on the device under eager).
+void pack_weights(const Graph& g, int bits, SegmentPacking& packing) {
+  for (const auto& t : g.initializers)
+    if (dtype_is_float(t.dtype)) packing.add(double(t.num_elements()) * bits / 8.0);
   for (const auto& n : g.nodes)
     for (const auto& a : n.attributes)
-      for (const auto& sub : a.graphs) pack_weights(sub, float_bits, copies, packing);
+      for (const auto& sub : a.graphs) pack_weights(sub, bits, packing);
 }
 
-// Float weights only (gradients, optimizer state: one fp32 tensor per weight and copy).
-void pack_float_weights(const Graph& g, int copies, SegmentPacking& packing) {
-  for (const auto& t : g.initializers)
-    if (dtype_is_float(t.dtype))
-      for (int k = 0; k < copies; ++k) packing.add(double(t.num_elements()) * 4);
-  for (const auto& n : g.nodes)
-    for (const auto& a : n.attributes)
-      for (const auto& sub : a.graphs) pack_float_weights(sub, copies, packing);
+// `copies` fp32 tensors per trainable weight (gradients, optimizer state).
+void pack_trainable(const Graph& g, const std::vector<bool>& trainable, const GraphShapes& s, int copies,
+                    SegmentPacking& packing) {
+  for (std::size_t v = 0; v < g.values.size(); ++v)
+    if (trainable[v])
+      for (int k = 0; k < copies; ++k) packing.add(double(s.values[v].elements()) * 4);
 }
 
 double slack(const SegmentPacking& p) { return std::max(0.0, p.reserved() - p.allocated()); }
@@ -80,7 +74,7 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
     m.complete = live.complete;
     if (rt.caching_allocator) {
       SegmentPacking w;
-      pack_weights(model.graph, bits, 1, w);
+      pack_weights(model.graph, bits, w);
       m.allocator = slack(w) + std::max(0.0, live.peak_reserved - double(live.peak_bytes));
     }
     return m;
@@ -101,9 +95,11 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
   // The weights as allocated: fp32, and under mixed precision each one's low-precision copy too.
   SegmentPacking weights;
   if (rt.caching_allocator) {
-    pack_weights(model.graph, mixed ? 32 : bits, 1, weights);
-    if (mixed) pack_weights(model.graph, bits, 1, weights);
+    pack_weights(model.graph, mixed ? 32 : bits, weights);
+    if (mixed) pack_weights(model.graph, bits, weights);
   }
+  const std::vector<bool> trainable =
+      rt.caching_allocator ? gradient_flags(model.graph, a.shapes.graph, a.costs).trainable : std::vector<bool>{};
   if (mode == Mode::InferenceGrad) {
     m.activations = ag.inference_grad_peak * overhead;
     if (rt.caching_allocator) m.allocator = slack(weights) + std::max(0.0, ag.inference_grad_reserved - ag.inference_grad_peak);
@@ -130,15 +126,18 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
     acts = io;
     grads = all_grads;
     m.optimizer_update = temporaries;
-    SegmentPacking update;  // every gradient, and Adam's sqrt(v) beside it
-    pack_float_weights(model.graph, optimizer == Optimizer::Adam ? 2 : 1, update);
-    peak_slack = slack(update);
+    if (rt.caching_allocator) {
+      SegmentPacking update;  // every gradient, and Adam's sqrt(v) beside it
+      pack_trainable(model.graph, trainable, a.shapes.graph, optimizer == Optimizer::Adam ? 2 : 1, update);
+      peak_slack = slack(update);
+    }
   }
   m.activations = acts * overhead;
   m.gradients = grads;
   if (rt.caching_allocator) {
     SegmentPacking state;
-    pack_float_weights(model.graph, optimizer == Optimizer::Adam ? 2 : optimizer == Optimizer::Sgd ? 1 : 0, state);
+    pack_trainable(model.graph, trainable, a.shapes.graph, optimizer == Optimizer::Adam ? 2 : optimizer == Optimizer::Sgd ? 1 : 0,
+                   state);
     m.allocator = slack(weights) + slack(state) + peak_slack;
   }
   return m;

@@ -83,13 +83,16 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
   res.memory_protocol = std::string(mode_name(opt.mode));
   if (opt.mode == Mode::Training) res.optimizer = std::string(optimizer_name(opt.optimizer));
   if (opt.mode == Mode::Training) {
-    bool conv = false, batch_norm = false;
+    // Convolutions with no normalization of any kind (LayerNorm decomposed: ReduceMean) may be an eval-mode
+    // export that folded its BatchNorms, or a network without them (VGG): said as a possibility.
+    bool conv = false, norm = false;
     for (const Node& n : model.graph.nodes) {
       conv = conv || n.op_type == "Conv";
-      batch_norm = batch_norm || n.op_type == "BatchNormalization";
+      const OpSpec* spec = find_op(n.domain, n.op_type);
+      norm = norm || (spec && spec->cls == OpClass::Normalization) || n.op_type == "ReduceMean";
     }
-    if (conv && !batch_norm)
-      res.warnings.push_back("training: the graph has convolutions and no BatchNormalization; if the exporter folded "
+    if (conv && !norm)
+      res.warnings.push_back("training: the graph has convolutions and no normalization; if the exporter folded "
                              "them into the convolutions (an eval-mode export), eager training still runs them, and "
                              "their time and memory are not counted (export with training=TrainingMode.PRESERVE)");
   }

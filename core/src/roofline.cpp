@@ -343,8 +343,10 @@ class Builder {
 }  // namespace
 
 KernelPlan plan_kernels(const Model& model, const Analysis& analysis, const RooflineConstants& constants,
-                        std::string_view runtime, Precision precision, std::vector<std::vector<int>>* members) {
-  const RuntimeConstants& rt = constants.runtime(runtime);
+                        std::string_view runtime, Precision precision, std::vector<std::vector<int>>* members,
+                        bool fuse_pointwise) {
+  RuntimeConstants rt = constants.runtime(runtime);
+  rt.fuse_elementwise = rt.fuse_elementwise && fuse_pointwise;
   if (members) members->clear();
   Builder b(rt, precision, members);
   b.graph(model.graph, analysis.shapes.graph, analysis.costs);
@@ -380,6 +382,7 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     r.warnings.push_back(std::to_string(plan.per_iteration) +
                          " loops run an unknown number of times; their bodies are timed once (per iteration)");
 
+  for (const auto& n : plan.notes) r.warnings.push_back(n);
   if (plan.approximated > 0)
     r.warnings.push_back(std::to_string(plan.approximated) +
                          " kernels (control-flow bodies, recurrent steps) have their backward taken as twice their forward's work");

@@ -52,6 +52,8 @@ constexpr Pass kSgd[] = {
     {"sgd: buf.add_(grad)", 2, 12},
     {"sgd: param.add_(buf, -lr)", 2, 12},
 };
+// No optimizer state: plain SGD, the weights stepped by their gradients.
+constexpr Pass kPlainSgd = {"sgd (no momentum): param.add_(grad, -lr)", 2, 12};
 // fp16 mixed precision steps through a GradScaler (PyTorch's AMP recipe): the gradients are unscaled and
 // checked for inf/NaN in one pass before the update.
 constexpr Pass kUnscale = {"amp: unscale and check the gradients", 1, 8};
@@ -61,11 +63,13 @@ class Backward {
   Backward(const Model& m, const Analysis& a, Precision p, std::vector<std::vector<int>> members, KernelPlan forward)
       : g_(m.graph), s_(a.shapes.graph), c_(a.costs), bits_(precision_bits(p)), members_(std::move(members)),
         fwd_(std::move(forward)), flags_(gradient_flags(g_, s_, c_)), kernel_of_(g_.nodes.size(), -1),
-        returned_(g_.values.size(), false) {
+        returned_(g_.values.size(), false), stamp_(g_.values.size(), -1), passes_(g_.nodes.size(), false) {
     for (std::size_t k = 0; k < members_.size(); ++k)
       for (int n : members_[k]) kernel_of_[std::size_t(n)] = int(k);
     for (int v : g_.outputs)
       if (v >= 0) returned_[std::size_t(v)] = true;
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n)
+      for (int o : g_.nodes[n].outputs) passes_[n] = passes_[n] || grad(o);
   }
 
   KernelPlan build(Optimizer optimizer, bool mixed, bool scaler) {
@@ -117,6 +121,7 @@ class Backward {
     if (scaler) run(kUnscale);
     if (optimizer == Optimizer::Adam) for (const auto& p : kAdam) run(p);
     if (optimizer == Optimizer::Sgd) for (const auto& p : kSgd) run(p);
+    if (optimizer == Optimizer::None) run(kPlainSgd);
     plan.approximated = approximated_;
     return plan;
   }
@@ -131,6 +136,8 @@ class Backward {
   GradientFlags flags_;
   std::vector<int> kernel_of_;  // by node: the forward kernel that runs it, -1 for views and the like
   std::vector<bool> returned_;  // by value: a graph output
+  std::vector<int> stamp_;      // by value: the last kernel whose boundary listed it
+  std::vector<bool> passes_;    // by node: some output needs a gradient (its backward runs)
   std::size_t approximated_ = 0;
 
   // Floating tensors move at the run's precision, others as they are (as the forward's planner counts).
@@ -149,10 +156,26 @@ class Backward {
       if (flags_.trainable[v]) w.emplace_back(int(v), double(s_.values[v].elements()));
     return w;
   }
+  // Read by a matrix product, directly or through what the exporter folded from it (a tied head's
+  // transpose), as autocast sees the weight.
   bool read_by_matrix_op(int v) const {
-    for (int u : g_.values[std::size_t(v)].consumers)
-      if (matrix_op(g_.nodes[std::size_t(u)])) return true;
+    for (int u : g_.values[std::size_t(v)].consumers) {
+      const Node& n = g_.nodes[std::size_t(u)];
+      if (matrix_op(n)) return true;
+      if (!c_.nodes[std::size_t(u)].folded) continue;
+      for (int o : n.outputs)
+        if (o >= 0)
+          for (int w : g_.values[std::size_t(o)].consumers)
+            if (matrix_op(g_.nodes[std::size_t(w)])) return true;
+    }
     return false;
+  }
+  // A weight, or what the exporter folded from one (the transpose a tied head reads).
+  bool weight_like(int v) const {
+    if (v < 0) return false;
+    if (flags_.trainable[std::size_t(v)]) return true;
+    const int p = g_.values[std::size_t(v)].producer;
+    return p >= 0 && c_.nodes[std::size_t(p)].folded && grad(v);
   }
 
   static PlannedKernel pointwise(const Node* first, const char* label, double bytes, KernelPhase phase) {
@@ -184,11 +207,12 @@ class Backward {
   }
 
   // Values a kernel reads from outside itself, and values it makes that others read (or the graph returns).
-  void boundary(std::size_t k, std::vector<int>& ins, std::vector<int>& outs) const {
+  void boundary(std::size_t k, std::vector<int>& ins, std::vector<int>& outs) {
     for (int n : members_[k]) {
       const Node& node = g_.nodes[std::size_t(n)];
       for (int v : node.inputs) {
-        if (v < 0 || std::find(ins.begin(), ins.end(), v) != ins.end()) continue;
+        if (v < 0 || stamp_[std::size_t(v)] == int(k)) continue;
+        stamp_[std::size_t(v)] = int(k);
         const int p = g_.values[std::size_t(v)].producer;
         if (p < 0 || kernel_of_[std::size_t(p)] != int(k)) ins.push_back(v);
       }
@@ -206,10 +230,7 @@ class Backward {
   double accumulations(int v) const {
     std::unordered_set<long long> readers;
     for (int u : g_.values[std::size_t(v)].consumers) {
-      const Node& n = g_.nodes[std::size_t(u)];
-      bool passes = false;
-      for (int o : n.outputs) passes = passes || grad(o);
-      if (!passes) continue;
+      if (!passes_[std::size_t(u)]) continue;
       const int k = kernel_of_[std::size_t(u)];
       readers.insert(k >= 0 ? k : -1LL - u);
     }
@@ -219,6 +240,9 @@ class Backward {
   void backward_of(std::size_t i, std::vector<PlannedKernel>& out) {
     const PlannedKernel& f = fwd_.kernels[i];
     if (members_[i].empty()) {
+      // A recurrent op's time steps (their node is the graph's own) run backward only when the op does.
+      const bool own = f.first && f.first >= g_.nodes.data() && f.first < g_.nodes.data() + g_.nodes.size();
+      if (own && !passes_[std::size_t(f.first - g_.nodes.data())]) return;
       // A control-flow body or a recurrent op's time steps: the textbook estimate, twice the forward's
       // work (a matrix product's two operand gradients are two products of its size).
       ++approximated_;
@@ -237,9 +261,10 @@ class Backward {
     }
     std::vector<int> ins, outs;
     boundary(i, ins, outs);
-    bool any = false;
+    bool any = false, out_grad = false;
     for (int v : ins) any = any || grad(v);
-    if (!any) return;
+    for (int v : outs) out_grad = out_grad || grad(v);
+    if (!any || !out_grad) return;  // off the gradient's path, or no float result (ArgMax, a comparison)
     double dy = 0;
     for (int v : outs)
       if (grad(v)) {
@@ -266,7 +291,7 @@ class Backward {
                        std::vector<PlannedKernel>& out) const {
     const int a = input(n, 0), w = input(n, 1);
     // A weight shared by every row of a batched product is one 2-D product over all rows, as F.linear runs.
-    const bool weight = w >= 0 && flags_.trainable[std::size_t(w)];
+    const bool weight = weight_like(w);
     const bool flat = weight && !f.conv;
     const double m = flat ? f.gemm_m * f.gemm_batch : f.gemm_m, batch = flat ? 1 : f.gemm_batch;
     // The operand's gradient: dY times the other operand, written at the operand's size.
@@ -365,10 +390,17 @@ class Backward {
 KernelPlan plan_training_step(const Model& model, const Analysis& analysis, const RooflineConstants& constants,
                               std::string_view runtime, Precision precision, Optimizer optimizer) {
   std::vector<std::vector<int>> members;
-  KernelPlan forward = plan_kernels(model, analysis, constants, runtime, precision, &members);
+  // A runtime that fuses pointwise ops into their producers (onnxruntime) models no training: the step is
+  // timed as a training framework runs it, one op a kernel, with that runtime's costs otherwise.
+  const bool fuses = constants.runtime(runtime).fuse_elementwise;
+  KernelPlan forward = plan_kernels(model, analysis, constants, runtime, precision, &members, /*fuse_pointwise=*/false);
   const bool mixed = precision == Precision::FP16 || precision == Precision::BF16;
   Backward b(model, analysis, precision, std::move(members), std::move(forward));
-  return b.build(optimizer, mixed, precision == Precision::FP16);
+  KernelPlan plan = b.build(optimizer, mixed, precision == Precision::FP16);
+  if (fuses)
+    plan.notes.push_back("training on " + std::string(runtime) + ": timed one op a kernel, as a training framework runs "
+                         "it (the runtime's pointwise fusion is an inference optimization)");
+  return plan;
 }
 
 }  // namespace perfcard

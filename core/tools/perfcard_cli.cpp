@@ -334,6 +334,9 @@ int run_eval(const std::vector<std::string>& args) {
                         {"x", std::move(x)}, {"src", og.edge_src}, {"dst", og.edge_dst}};
       }
       if (q.value("sequence", false)) {
+        if (training)
+          throw perfcard::option_error("\"sequence\" is the kernel sequence of an inference run; a training step's "
+                                       "(its optimizer's passes have no node) is not one the transformer reads");
         const auto& plan = perfcard::as_roofline_prepared(*prep).plan;
         const perfcard::KernelSequence ks = perfcard::kernel_sequence(*m, plan, samples);
         out["sequence"] = {{"schema_hash", perfcard::sequence_schema_hash()}, {"op", ks.op}, {"class", ks.op_class},

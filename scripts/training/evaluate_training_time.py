@@ -8,7 +8,7 @@ Sources (read in place from ../shared/data/public, never copied):
   loss, backward and an SGD step (the benchmark's default optimizer) per ms/step, matched to zoo graphs as
   the inference rows are (scripts/roofline/whole_models.timm_rows);
 - lambda: Lambda's PyTorch training benchmark of ResNet-50 (NVIDIA DeepLearningExamples' recipe: SGD with
-  momentum, AMP or fp32/TF32) on one GPU of eleven kinds; step time = batch / throughput. That recipe runs
+  momentum, AMP or fp32/TF32) on one GPU of ten catalog kinds; step time = batch / throughput. That recipe runs
   channels-last under AMP and reads its data through DALI: the rows include what the graph cannot show.
 Every figure is the roofline's: nothing in the training plan is fitted to these rows, so every row is held
 out. Per source: MAPE, the median ratio predicted/measured and Kendall's tau between the rows of one device

@@ -40,3 +40,13 @@ test('a training row names its step phases for the latency tooltip; others say n
   assert.equal(F.stepText(r), 'training step: device time forward 70.8 ms, backward 133 ms, optimizer update 1.61 ms');
   assert.equal(F.stepText({ latency_ms: 3 }), null);
 });
+
+test('kernels of a training step are told apart in the breakdown: phase beside the op, passes by what they do', () => {
+  assert.equal(F.kernelType({ op_type: 'Conv', phase: 'forward' }), 'Conv');
+  assert.equal(F.kernelType({ op_type: 'Conv' }), 'Conv');
+  assert.equal(F.kernelType({ op_type: 'Conv', phase: 'backward' }), 'Conv (backward)');
+  assert.equal(F.kernelType({ op_type: '', phase: 'update', name: 'adam: sqrt(exp_avg_sq)' }), 'optimizer update');
+  assert.equal(F.kernelType({ op_type: '', phase: 'forward', name: 'autocast: fp32 weight to 16 bits' }), 'autocast casts');
+  assert.equal(F.kernelLabel({ name: '/conv1/Conv', op_type: 'Conv', phase: 'backward' }), '/conv1/Conv (backward)');
+  assert.equal(F.kernelLabel({ name: 'adam: sqrt(exp_avg_sq)', op_type: '', phase: 'update' }), 'adam: sqrt(exp_avg_sq)');
+});

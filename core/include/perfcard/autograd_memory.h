@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "perfcard/cost.h"
@@ -38,6 +39,27 @@ struct GradientFlags {
   std::vector<bool> trainable;  // by value: the weights themselves
 };
 GradientFlags gradient_flags(const Graph& graph, const GraphShapes& shapes, const GraphCosts& costs);
+
+// The ops that read a weight, through what the exporter computed from it alone (a tied head reads the
+// embedding through a folded Transpose; eager reads the weight itself there): how many distinct ops, and
+// the first and last of their steps (-1 when none).
+struct WeightReaders {
+  int first = -1, last = -1, ops = 0;
+};
+class ReadersThroughFolds {
+ public:
+  ReadersThroughFolds(const Graph& g, const GraphCosts& c, const std::vector<int>& step_of)
+      : g_(g), c_(c), step_of_(step_of) {}
+  WeightReaders of(int value) const;
+
+ private:
+  const Graph& g_;
+  const GraphCosts& c_;
+  const std::vector<int>& step_of_;
+  mutable std::unordered_map<int, WeightReaders> memo_;
+  static constexpr int kMaxFoldDepth = 256;
+  const WeightReaders& folded(int node, int depth) const;
+};
 
 // The exporter's decompositions that eager runs as one op (GELU, LayerNorm, SiLU, hardswish): their inner
 // values (the Erf of a GELU, the centred input of a LayerNorm) are never tensors of their own. `eager`:

@@ -13,7 +13,8 @@ Mode parse_mode(std::string_view s);
 std::string_view mode_name(Mode m);
 
 // Training's optimizer: its state per weight element (Adam/AdamW: two fp32 moments; SGD with momentum: one;
-// plain SGD: none) and the passes its update makes over the weights.
+// `none`: plain SGD, no state) and the passes its update makes over the weights (AdamW's decoupled weight
+// decay, one more pass, is not counted).
 enum class Optimizer : std::uint8_t { Adam, Sgd, None };
 Optimizer parse_optimizer(std::string_view s);
 std::string_view optimizer_name(Optimizer o);

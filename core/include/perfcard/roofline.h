@@ -141,13 +141,15 @@ struct KernelPlan {
   std::size_t untimed = 0;      // nodes with unknown shapes or no cost rule
   std::size_t per_iteration = 0;  // loops with an unknown trip count: bodies timed once
   std::size_t approximated = 0;   // training: kernels whose backward is taken as twice their forward's work
+  std::vector<std::string> notes; // what the plan assumes, for the prediction's warnings
 };
 
 // `members` (may be null): for each kernel, the top-level graph's nodes it runs (empty for kernels of
 // control-flow bodies and a recurrent op's time steps); a training step derives its backward from them.
+// `fuse_pointwise` false keeps every pointwise op its own kernel even where the runtime fuses them.
 KernelPlan plan_kernels(const Model& model, const Analysis& analysis, const RooflineConstants& constants,
                         std::string_view runtime, Precision precision,
-                        std::vector<std::vector<int>>* members = nullptr);
+                        std::vector<std::vector<int>>* members = nullptr, bool fuse_pointwise = true);
 RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, const RooflineConstants& constants,
                                 const RooflineOptions& options);
 
