@@ -259,16 +259,29 @@ TEST_CASE("auto: the committed trees where their family beats the roofline and t
   CHECK(fallback > 0);
 }
 
-TEST_CASE("a runtime no training row ran on gets the roofline's row from every learned predictor, flagged, and auto says why") {
-  auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
-  auto catalog = perfcard::DeviceCatalog::parse(read_text(repo_path("weights/devices.json")));
-  auto carbon = perfcard::CarbonTable::parse(read_text(repo_path("weights/carbon_regions.json")));
+namespace {
+// The committed data files and every committed learned predictor, as the CLI loads them.
+struct Committed {
+  perfcard::RooflineConstants constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
+  perfcard::DeviceCatalog catalog = perfcard::DeviceCatalog::parse(read_text(repo_path("weights/devices.json")));
+  perfcard::CarbonTable carbon = perfcard::CarbonTable::parse(read_text(repo_path("weights/carbon_regions.json")));
   perfcard::PredictorSet set;
-  set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
-  for (const char* name : {"trees", "gnn", "transformer", "ensemble"})
-    set.learned.push_back(perfcard::make_learned_predictor(
-        perfcard::read_weights(perfcard::test::read_file(repo_path(std::string("weights/") + name + ".pcwt"))), set.roofline,
-        set.learned));
+  Committed() {
+    set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
+    for (const char* name : {"trees", "gnn", "transformer", "ensemble"})
+      set.learned.push_back(perfcard::make_learned_predictor(
+          perfcard::read_weights(perfcard::test::read_file(repo_path(std::string("weights/") + name + ".pcwt"))),
+          set.roofline, set.learned));
+  }
+};
+}  // namespace
+
+TEST_CASE("a runtime no training row ran on gets the roofline's row from every learned predictor, flagged, and auto says why") {
+  const Committed c;
+  const auto& constants = c.constants;
+  const auto& catalog = c.catalog;
+  const auto& carbon = c.carbon;
+  const auto& set = c.set;
   const auto model = perfcard::load_model(perfcard::test::read_file(repo_path("public/examples/resnet50.onnx")));
   perfcard::PredictOptions o;
   o.devices = {"rtx4090", "t4", "a100-sxm4-80gb"};
@@ -307,15 +320,11 @@ TEST_CASE("a runtime no training row ran on gets the roofline's row from every l
 }
 
 TEST_CASE("a training step is the roofline's: every learned predictor declines it, flagged, and auto says why") {
-  auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
-  auto catalog = perfcard::DeviceCatalog::parse(read_text(repo_path("weights/devices.json")));
-  auto carbon = perfcard::CarbonTable::parse(read_text(repo_path("weights/carbon_regions.json")));
-  perfcard::PredictorSet set;
-  set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
-  for (const char* name : {"trees", "gnn", "transformer", "ensemble"})
-    set.learned.push_back(perfcard::make_learned_predictor(
-        perfcard::read_weights(perfcard::test::read_file(repo_path(std::string("weights/") + name + ".pcwt"))), set.roofline,
-        set.learned));
+  const Committed c;
+  const auto& constants = c.constants;
+  const auto& catalog = c.catalog;
+  const auto& carbon = c.carbon;
+  const auto& set = c.set;
   const auto model = perfcard::load_model(perfcard::test::read_file(repo_path("public/examples/resnet50.onnx")));
   perfcard::PredictOptions o;
   o.devices = {"rtx4090", "a100-sxm4-80gb"};

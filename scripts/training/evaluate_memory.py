@@ -26,6 +26,7 @@ import sys
 
 from scripts import paths
 from scripts.roofline.perfcard_eval import run_queries
+from scripts.training.report import replace_section
 
 CSV = os.path.join(paths.MEASURED, "autograd_memory_cpu.csv")
 DOC = os.path.join(paths.DOCS, "accuracy.md")
@@ -158,21 +159,7 @@ def main(argv=None):
     pred = predict(rows)
     text = section(rows, pred, left_out)
     print(text)
-    doc = open(DOC).read()
-    if a.update_doc:
-        if BEGIN in doc:
-            head, rest = doc.split(BEGIN, 1)
-            doc = head + text + rest.split(END, 1)[1]
-        else:
-            doc = doc.rstrip("\n") + "\n\n## Memory, measured (issue 13)\n\n" + text + "\n"
-        with open(DOC, "w") as f:
-            f.write(doc)
-    elif a.check:
-        if text not in doc:
-            print("\nthe memory figures differ from docs/accuracy.md", file=sys.stderr)
-            return 1
-        print("\ndocs/accuracy.md's memory figures reproduce")
-    return 0
+    return replace_section(text, BEGIN, END, "Memory, measured (issue 13)", a.update_doc, a.check, "memory", DOC)
 
 
 if __name__ == "__main__":

@@ -25,16 +25,45 @@ def ape(pred, meas) -> np.ndarray:
     return np.abs(np.asarray(pred) / np.asarray(meas) - 1.0)
 
 
-def mean_tau(df: pd.DataFrame, col: str) -> float | None:
+def mean_tau(df: pd.DataFrame, col: str, by: list[str] | None = None, measured: str = "latency_ms") -> float | None:
+    """Kendall's tau between `col` and the measured column within each group (default: source, device,
+    precision and batch), averaged with the groups' sizes as weights; groups of fewer than 5 rows are left out."""
     taus, weights = [], []
-    batch = df.dims.map(lambda d: json.loads(d).get("batch"))
-    for _, g in df.assign(_b=batch).groupby(["source", "device_id", "precision", "_b"], dropna=False):
-        if len(g) >= 5 and g.latency_ms.nunique() > 1:
-            t = kendalltau(g[col], g.latency_ms)[0]
+    if by is None:
+        df = df.assign(_b=df.dims.map(lambda d: json.loads(d).get("batch")))
+        by = ["source", "device_id", "precision", "_b"]
+    for _, g in df.groupby(by, dropna=False):
+        if len(g) >= 5 and g[measured].nunique() > 1:
+            t = kendalltau(g[col], g[measured])[0]
             if t == t:
                 taus.append(t)
                 weights.append(len(g))
     return float(np.average(taus, weights=weights)) if taus else None
+
+
+def replace_section(text: str, begin: str, end: str, heading: str, update: bool, check: bool, what: str,
+                    doc: str = None) -> int:
+    """A generated section of docs/accuracy.md (between its begin and end markers): written there with
+    `update` (appended under `heading` the first time), or compared with it under `check` (1 when a clean
+    clone's figures differ)."""
+    import sys
+    doc = doc or DOC
+    with open(doc) as f:
+        body = f.read()
+    if update:
+        if begin in body:
+            head, rest = body.split(begin, 1)
+            body = head + text + rest.split(end, 1)[1]
+        else:
+            body = body.rstrip("\n") + f"\n\n## {heading}\n\n" + text + "\n"
+        with open(doc, "w") as f:
+            f.write(body)
+    elif check:
+        if text not in body:
+            print(f"\nthe {what} figures differ from docs/accuracy.md", file=sys.stderr)
+            return 1
+        print(f"\ndocs/accuracy.md's {what} figures reproduce")
+    return 0
 
 
 def table(df: pd.DataFrame, split: str, learned: str = "trees_ms", name: str = "trees") -> pd.DataFrame:
