@@ -32,15 +32,17 @@ export function mib(x) {
   return `${sig(x)} MiB`;
 }
 
-/** The parts of a row's peak memory, for its tooltip: "training (adam): weights 44.6 MiB + activations ..." */
+/** The parts of a row's peak memory, for its tooltip: "training (adam): weights 44.6 MiB + activations ...",
+ *  then the two figures they make: the tensors the framework allocates, and what the device reports. */
 export function memoryParts(r) {
   const m = r.memory_mb;
+  const tensors = m.weights + m.activations + m.gradients + m.optimizer + m.optimizer_update;
   const parts = [['weights', m.weights], ['activations', m.activations], ['weight gradients', m.gradients],
     ['optimizer state', m.optimizer], ['optimizer update', m.optimizer_update], ['allocator segments (estimate)', m.allocator], ['workspace', m.workspace], ['context', m.context]]
     .filter(([, v]) => v > 0).map(([k, v]) => `${k} ${mib(v)}`);
   const saved = m.saved_activations > 0 ? `; of the activations, ${mib(m.saved_activations)} kept for the backward` : '';
   const what = r.memory_protocol === 'training' ? `training step (${r.optimizer})` : r.memory_protocol;
-  return `${what}: ${parts.join(' + ')}${saved}`;
+  return `${what}: ${parts.join(' + ')}${saved}. Tensors allocated ${mib(tensors)}; the device reports ${mib(r.peak_memory_mb)}`;
 }
 
 export function bytes(n) {

@@ -50,3 +50,11 @@ test('kernels of a training step are told apart in the breakdown: phase beside t
   assert.equal(F.kernelLabel({ name: '/conv1/Conv', op_type: 'Conv', phase: 'backward' }), '/conv1/Conv (backward)');
   assert.equal(F.kernelLabel({ name: 'adam: sqrt(exp_avg_sq)', op_type: '', phase: 'update' }), 'adam: sqrt(exp_avg_sq)');
 });
+
+test('the memory tooltip names the parts, then what the framework allocates and what the device reports', () => {
+  const r = { memory_protocol: 'inference', peak_memory_mb: 414.1,
+    memory_mb: { weights: 48.7, activations: 5.3, gradients: 0, optimizer: 0, optimizer_update: 0, saved_activations: 0,
+      allocator: 20.1, workspace: 40.1, context: 300 } };
+  assert.equal(F.memoryParts(r), 'inference: weights 48.7 MiB + activations 5.30 MiB + allocator segments (estimate) 20.1 MiB + ' +
+    'workspace 40.1 MiB + context 300 MiB. Tensors allocated 54.0 MiB; the device reports 414 MiB');
+});

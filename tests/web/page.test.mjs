@@ -221,7 +221,7 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
       assertTableEquals(await tableRows(page), doc);
       assert.equal(doc.predictions[0].memory_protocol, mode);
       const tip = await page.getAttribute('#table tbody tr .memtext', 'title');
-      assert.match(tip, optimizer ? new RegExp(`^training step \\(${optimizer}\\): weights .* kept for the backward$`) : /^inference-grad: weights .* kept for the backward$/);
+      assert.match(tip, optimizer ? new RegExp(`^training step \\(${optimizer}\\): weights .* kept for the backward\\. Tensors allocated .*; the device reports .*$`) : /^inference-grad: weights .* kept for the backward\. Tensors allocated .*; the device reports .*$/);
       seen[optimizer ?? mode] = await memory();
     }
     const h100 = 'h100-sxm5-80gb';
