@@ -37,7 +37,8 @@ const char* kConstants = R"({"format_version": "1.0", "version": "test-1",
     "pytorch-eager": {"kind": "gpu", "dispatch_us": 10, "context_mb": 100, "workspace_mb": 10, "allocator_overhead": 0},
     "onnxruntime": {"kind": "cpu", "dispatch_us": 0, "context_mb": 0, "workspace_mb": 0, "allocator_overhead": 0}},
   "power": {"gamma": 1, "floor": 0},
-  "accuracy": {"ampere": {"mape": 0.25, "rows": 10, "source": "test"}}})";
+  "accuracy": {"ampere": {"mape": 0.25, "rows": 10, "source": "test"}},
+  "training_accuracy": {"all": {"mape": 0.2, "rows": 12, "source": "test"}}})";
 
 const char* kCarbon = R"({"schema_version": 1, "default": "world", "regions": [
   {"code": "world", "g_per_kwh": 500, "source": "test", "year": 2023},
@@ -272,6 +273,13 @@ TEST_CASE("a training step is timed op by op: forward, backward, update, in the 
   CHECK(tr.busy_ms_by_phase[2] > 0);
   CHECK(tr.busy_ms == Approx(tr.busy_ms_by_phase[0] + tr.busy_ms_by_phase[1] + tr.busy_ms_by_phase[2]));
   CHECK(tr.latency_ms > 2 * inf.latency_ms);
+  // Its uncertainty is a training step's, measured on other families here (the pooled figure), and said so.
+  CHECK(inf.uncertainty == 0.25);
+  CHECK(tr.uncertainty == 0.2);
+  std::string said;
+  for (const auto& w : tr.warnings) said += w + "\n";
+  CHECK(said.find("no training step measured on device family 'ampere': the error shown is the one over 12 training "
+                  "rows of other families") != std::string::npos);
   const auto j = perfcard::predict_to_json(res);
   CHECK(j["predictions"][0]["device_busy_ms_by_phase"]["backward"].get<double>() == Approx(tr.busy_ms_by_phase[1]));
   CHECK_FALSE(perfcard::predict_to_json(s.run(matmul_model(), [&] { auto i = o; i.mode = perfcard::Mode::Inference; return i; }()))

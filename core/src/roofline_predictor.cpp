@@ -53,8 +53,24 @@ PredictorOutput RooflinePredictor::predict(const Prepared& prepared, const Devic
   out.version = version();
   out.kernels = std::move(r.kernels);
   out.warnings = std::move(r.warnings);
-  out.uncertainty = uncertainty(*q.device, &out.warnings);
+  out.uncertainty = prepared.subject.mode == Mode::Training ? training_uncertainty(*q.device, out.warnings)
+                                                             : uncertainty(*q.device, &out.warnings);
   return out;
+}
+
+double RooflinePredictor::training_uncertainty(const Device& device, std::vector<std::string>& warnings) const {
+  std::string family;
+  c_.family_of(device, &family);
+  auto it = c_.training_accuracy.find(family);
+  if (it != c_.training_accuracy.end() && it->second.rows > 0) return it->second.mape;
+  it = c_.training_accuracy.find("all");
+  if (it != c_.training_accuracy.end() && it->second.rows > 0) {
+    warnings.push_back("no training step measured on device family '" + family + "': the error shown is the one over " +
+                       std::to_string(it->second.rows) + " training rows of other families");
+    return it->second.mape;
+  }
+  warnings.push_back("no held-out accuracy is recorded for training steps");
+  return 0;
 }
 
 }  // namespace perfcard

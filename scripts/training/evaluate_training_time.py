@@ -1,7 +1,7 @@
 """Training step time against public measurements: the core's training plan (forward, backward per op,
 optimizer update; core/include/perfcard/training_step.h) beside the rule it replaced (3x the forward).
 
-    /usr/bin/python3 -m scripts.training.evaluate_training_time [--update-doc | --check]
+    /usr/bin/python3 -m scripts.training.evaluate_training_time [--update-doc | --check] [--write]
 
 Sources (read in place from ../shared/data/public, never copied):
 - timm: pytorch-image-models' train benchmark on an RTX 3090 (torch 1.12, AMP, NCHW, eager): forward,
@@ -13,7 +13,9 @@ Sources (read in place from ../shared/data/public, never copied):
 Every figure is the roofline's: nothing in the training plan is fitted to these rows, so every row is held
 out. Per source: MAPE, the median ratio predicted/measured and Kendall's tau between the rows of one device
 and precision (the models ranked on one GPU) or, for lambda, between devices. --update-doc writes the table
-into docs/accuracy.md between its markers; --check exits 1 when a clean clone's figures differ.
+into docs/accuracy.md between its markers; --check exits 1 when a clean clone's figures differ; --write
+stores the error per device family (and pooled) in weights/roofline.json's `training_accuracy`, the
+uncertainty the core shows on training rows.
 """
 from __future__ import annotations
 
@@ -99,6 +101,7 @@ def predict(df: pd.DataFrame) -> pd.DataFrame:
     learned = run_queries([{**q, "predictor": "auto"} for q in base])
     out = df.copy()
     out["step_ms"] = [r["latency_ms"] for r in step]
+    out["device_family"] = [r["family"] for r in step]
     out["backward_share"] = [r["busy_ms_by_phase"]["backward"] / max(1e-12, sum(r["busy_ms_by_phase"].values()))
                              for r in step]
     out["forward_ms"] = [r["latency_ms"] for r in forward]
@@ -141,6 +144,36 @@ def lines(p: pd.DataFrame) -> list[str]:
     return out
 
 
+MIN_FAMILY_ROWS = 4  # fewer rows of a family: its training rows take the pooled error
+
+
+def training_accuracy(p: pd.DataFrame) -> dict:
+    """The training step's held-out MAPE per device family (with enough rows) and pooled ("all"): what
+    weights/roofline.json's `training_accuracy` holds, the uncertainty the core shows on training rows."""
+    ape = (p.step_ms / p.measured_ms - 1).abs()
+    sources = ", ".join(sorted(p.source.unique()))
+    acc = {"all": {"mape": round(float(ape.mean()), 4), "rows": int(len(p)),
+                   "source": f"{sources}: every training row, held out (scripts/training/evaluate_training_time.py)"}}
+    for fam, e in ape.groupby(p.device_family):
+        if len(e) >= MIN_FAMILY_ROWS:
+            acc[fam] = {"mape": round(float(e.mean()), 4), "rows": int(len(e)),
+                        "source": f"{', '.join(sorted(p.source[p.device_family == fam].unique()))}, held out"}
+    return acc
+
+
+def write_constants(acc: dict) -> None:
+    import json
+    from scripts.weights import update_manifest
+    with open(paths.ROOFLINE_JSON) as f:
+        doc = json.load(f)
+    doc["training_accuracy"] = acc
+    with open(paths.ROOFLINE_JSON, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    update_manifest.main([])
+    print(f"wrote training_accuracy to {paths.ROOFLINE_JSON}: " + ", ".join(f"{k} {v['mape']:.1%} ({v['rows']})" for k, v in acc.items()))
+
+
 def section(p: pd.DataFrame) -> str:
     return "\n".join([BEGIN, *lines(p), END])
 
@@ -151,6 +184,8 @@ def main(argv=None):
     g.add_argument("--update-doc", action="store_true")
     g.add_argument("--check", action="store_true")
     ap.add_argument("--rows", help="write the rows with their predictions to this CSV")
+    ap.add_argument("--write", action="store_true",
+                    help="write the measured error per device family into weights/roofline.json (training_accuracy)")
     a = ap.parse_args(argv)
     ensure_zoo()
     p = predict(rows())
@@ -158,6 +193,8 @@ def main(argv=None):
         p.to_csv(a.rows, index=False)
     text = section(p)
     print(text)
+    if a.write:
+        write_constants(training_accuracy(p))
     return replace_section(text, BEGIN, END, "Training step time (issue 13)", a.update_doc, a.check, "training-time", DOC)
 
 

@@ -79,6 +79,9 @@ struct RooflineConstants {
   std::map<std::string, std::string> arch_family;  // device arch (e.g. "Hopper GH100 sm90") prefix -> family
   PowerConstants power;
   std::map<std::string, AccuracyNote> accuracy;    // by family; the relative uncertainty shown
+  // A training step's held-out error by family, "all" pooled over every measured training row
+  // (scripts/training/evaluate_training_time.py --write); empty when none was measured.
+  std::map<std::string, AccuracyNote> training_accuracy;
 
   static RooflineConstants parse(std::string_view json_text);  // rejects a wrong major version
   const FamilyConstants& family_of(const Device& d, std::string* name = nullptr) const;

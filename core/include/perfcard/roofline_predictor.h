@@ -25,6 +25,8 @@ class RooflinePredictor final : public Predictor {
   RooflineResult time(const RooflinePrepared& prepared, const DeviceQuery& query) const;
   // The family's held-out relative error; 0 and a warning when none is recorded.
   double uncertainty(const Device& device, std::vector<std::string>* warnings) const;
+  // A training step's: the family's measured error, else the pooled one (said in `warnings`).
+  double training_uncertainty(const Device& device, std::vector<std::string>& warnings) const;
   const RooflineConstants& constants() const { return c_; }
 
  private:
