@@ -76,3 +76,19 @@ TEST_CASE("eager's Python frames: a module's input is held until the module retu
   CHECK(perfcard::peak_live_memory(m.graph, a.shapes.graph, 0, true, nullptr, true).peak_bytes == 4 * 4000);
   CHECK(perfcard::peak_live_memory(m.graph, a.shapes.graph, 0, true, nullptr, false).peak_bytes == 3 * 4000);
 }
+
+TEST_CASE("module scopes without a leading slash (other exporters' names) are told apart by their first component") {
+  ModelBuilder b;
+  b.input("x", 1, {std::int64_t(1000)});
+  b.node("Relu", {"x"}, {"s"}, "a/Relu");
+  b.node("Relu", {"s"}, {"t"}, "b/inner/Relu");  // s enters module b
+  b.node("Relu", {"t"}, {"y"}, "b/other/Relu");
+  b.output("y");
+  auto bytes = b.bytes();
+  const auto m = perfcard::load_model(bytes);
+  const auto frames = perfcard::buffer_intervals(m.graph, nullptr, true);
+  CHECK(frames.held[std::size_t(m.graph.find("s"))] == 2);  // held to b's last node
+  CHECK(perfcard::module_scope("b/inner/Relu") == "b/inner");
+  CHECK(perfcard::module_scope("/Relu").empty());
+  CHECK(perfcard::module_scope("Relu").empty());
+}

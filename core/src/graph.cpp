@@ -10,6 +10,11 @@ std::uint64_t TensorMeta::num_elements() const {
   return n;
 }
 
+std::string_view module_scope(std::string_view name) {
+  const auto p = name.rfind('/');
+  return p == std::string_view::npos || p == 0 ? std::string_view() : name.substr(0, p);
+}
+
 std::string Node::display_name() const {
   std::string s(1, name.empty() ? '#' : '\'');
   s += name.empty() ? std::to_string(index) : name + "'";

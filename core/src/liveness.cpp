@@ -12,13 +12,6 @@ namespace perfcard {
 
 namespace {
 
-// The module scope of an exporter's node name: "/layer1/layer1.0/conv1/Conv" -> "/layer1/layer1.0/conv1";
-// "" for names without one.
-std::string_view module_scope(std::string_view name) {
-  if (name.size() < 2 || name[0] != '/') return {};
-  const auto p = name.rfind('/');
-  return p == 0 ? std::string_view() : name.substr(0, p);
-}
 
 constexpr int kMaxScopeDepth = 64;  // deeper scopes are taken at this depth (a hostile name costs linear time)
 
@@ -32,12 +25,12 @@ class ScopeTree {
     for (std::size_t n = 0; n < g.nodes.size(); ++n) {
       const std::string_view scope = module_scope(g.nodes[n].name);
       int id = 0;
-      std::size_t at = 0;
+      std::size_t at = !scope.empty() && scope[0] == '/' ? 1 : 0;  // components between the slashes
       for (int d = 0; at < scope.size() && d < kMaxScopeDepth; ++d) {
-        std::size_t next = scope.find('/', at + 1);
+        std::size_t next = scope.find('/', at);
         if (next == std::string_view::npos) next = scope.size();
-        id = child(id, scope.substr(at + 1, next - at - 1));
-        at = next;
+        id = child(id, scope.substr(at, next - at));
+        at = next + 1;
       }
       of_node_[n] = id;
     }

@@ -135,11 +135,6 @@ struct Kernel {
   bool fuse_target = false;  // can absorb a following pointwise op
 };
 
-// "/stages.0/block/norm/ReduceMean" -> "/stages.0/block/norm"; "" when the name has no scope.
-std::string_view scope_of(std::string_view name) {
-  auto p = name.rfind('/');
-  return p == std::string_view::npos || p == 0 ? std::string_view() : name.substr(0, p);
-}
 
 bool fusable_in_module(OpClass c) {
   return c == OpClass::Elementwise || c == OpClass::Reduction || c == OpClass::Normalization || c == OpClass::Softmax;
@@ -183,7 +178,7 @@ class Builder {
         }
       }
       if (target < 0 && rt_.fuse_decomposed && fusable_in_module(c.cls)) {
-        std::string_view sc = scope_of(n.name);
+        std::string_view sc = module_scope(n.name);
         for (std::size_t i = 0; i < n.inputs.size() && target < 0 && !sc.empty(); ++i) {
           int v = n.inputs[i];
           if (v < 0 || kernel_of_value[std::size_t(v)] < 0) continue;
@@ -230,7 +225,7 @@ class Builder {
       for (int v : n.outputs) if (v >= 0) k.p.bytes += value_bytes(s.values[std::size_t(v)]);
       shape_gemm(n, s, c, k);
       k.fuse_target = c.cls != OpClass::DataMovement && c.cls != OpClass::Other;
-      k.scope = scope_of(n.name);
+      k.scope = module_scope(n.name);
       int idx = int(kernels_.size());
       for (int v : n.outputs) if (v >= 0) { kernel_of_value[std::size_t(v)] = idx; k.produced.push_back(v); }
       kernels_.push_back(std::move(k));

@@ -64,6 +64,11 @@ struct Value {
 
 struct Graph;
 
+// The module scope an exporter names a node by: "/layer1/layer1.0/conv1/Conv" -> "/layer1/layer1.0/conv1";
+// "" for a name without one. (torch.onnx names every node so; the runtime's fusion and eager's Python
+// frames read it.)
+std::string_view module_scope(std::string_view node_name);
+
 enum class AttrType : std::uint8_t {
   Undefined = 0, Float = 1, Int = 2, String = 3, Tensor = 4, Graph = 5, SparseTensor = 11,
   TypeProto = 13, Floats = 6, Ints = 7, Strings = 8, Tensors = 9, Graphs = 10, SparseTensors = 12,
