@@ -96,6 +96,8 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
                              "them into the convolutions (an eval-mode export), eager training still runs them, and "
                              "their time and memory are not counted (export with training=TrainingMode.PRESERVE)");
   }
+  if (opt.mode == Mode::Training && predictor.name() != "roofline")
+    res.warnings.push_back("training steps are timed by the roofline: the learned predictors trained on inference runs");
   std::vector<std::int64_t> batches = opt.batches;
   if (res.batch_symbol.empty()) {
     res.warnings.push_back("the model has no symbolic batch dim; every prediction is for the batch fixed in the graph");

@@ -62,11 +62,8 @@ class AutoPredictor final : public Predictor {
   }
   PredictorOutput predict(const Prepared& p, const DeviceQuery& q) const override {
     if (!q.device) return roofline_->predict(p, q);
-    if (p.subject.mode == Mode::Training) {  // no learned predictor trained on training steps
-      PredictorOutput r = roofline_->predict(p, q);
-      r.warnings.push_back("the learned predictors trained on inference runs only: the training step is the roofline's");
-      return r;
-    }
+    // No learned predictor trained on training steps: the roofline times them (predict says so once).
+    if (p.subject.mode == Mode::Training) return roofline_->predict(p, q);
     std::string family;
     roofline_->constants().family_of(*q.device, &family);
     auto it = choice_.find(family);
