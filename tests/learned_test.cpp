@@ -355,3 +355,25 @@ TEST_CASE("a training step is the roofline's: every learned predictor declines i
           std::string::npos);
   }
 }
+
+TEST_CASE("a MIG slice is the roofline's slice carrying the learned correction of its whole GPU") {
+  const Committed c;
+  const auto model = perfcard::load_model(perfcard::test::read_file(repo_path("public/examples/resnet50.onnx")));
+  perfcard::PredictOptions o;
+  o.devices = {"a100-sxm4-80gb", "h100-sxm5-80gb"};
+  o.batches = {1, 64};
+  const auto roof = perfcard::predict(model, c.catalog, *c.set.roofline, c.constants, c.carbon, o);
+  for (const char* name : {"trees", "ensemble", "auto"}) {
+    const auto got = perfcard::predict(model, c.catalog, *perfcard::select_predictor(name, c.set), c.constants, c.carbon, o);
+    REQUIRE(got.rows.size() == roof.rows.size());
+    for (std::size_t i = 0; i < got.rows.size(); ++i) {
+      const auto& r = got.rows[i];
+      INFO(name << " on " << r.device_id << " batch " << r.batch);
+      REQUIRE(r.mig.size() == roof.rows[i].mig.size());
+      REQUIRE_FALSE(r.mig.empty());
+      const double correction = r.latency_ms / roof.rows[i].latency_ms;
+      for (std::size_t k = 0; k < r.mig.size(); ++k)
+        CHECK(r.mig[k].latency_ms == Approx(roof.rows[i].mig[k].latency_ms * correction).epsilon(1e-9));
+    }
+  }
+}

@@ -118,6 +118,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
   const DeviceCatalog& cat = extra ? with_extra : catalog;
   const auto devices = select_devices(cat, opt.devices);
   std::unique_ptr<RooflinePredictor> feature_timer;  // times the plan for feature rows (--features)
+  std::unique_ptr<RooflinePredictor> slice_timer;    // times MIG slices
 
   for (std::int64_t batch : batches) {
     AnalyzeOptions ao;
@@ -214,6 +215,12 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       }
       if (d->mig && d->is_gpu()) {
         const MigTable& t = *d->mig;
+        // A slice is the same chip with a share of its compute and bandwidth: the roofline times it, and a
+        // learned predictor's correction of the whole GPU (what it learned of this model on this runtime and
+        // family: dispatch, library kernels) carries over. No learned predictor saw a slice; asking one
+        // about features no row had would extrapolate, and cost a feature row and a model per slice.
+        if (!slice_timer) slice_timer = std::make_unique<RooflinePredictor>(constants);
+        const double correction = out.baseline_ms > 0 && out.latency_ms > 0 ? out.latency_ms / out.baseline_ms : 1.0;
         // Profiles that differ only in memory size (1g.10gb vs 1g.5gb+me) share their slices: time once.
         std::map<std::pair<int, int>, double> slice_latency;
         for (const auto& prof : t.profiles) {
@@ -226,7 +233,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
           if (cached == slice_latency.end()) {
             DeviceQuery slice{d, double(prof.compute_slices) / t.compute_slices_total,
                               double(prof.memory_slices) / t.memory_slices_total, 0, false};
-            cached = slice_latency.emplace(slices, predictor.predict(prep, slice).latency_ms).first;
+            cached = slice_latency.emplace(slices, slice_timer->predict(prep, slice).latency_ms * correction).first;
           }
           m.latency_ms = cached->second;
           m.throughput_per_s = m.latency_ms > 0 ? double(samples) / (m.latency_ms / 1e3) : 0;
