@@ -198,25 +198,26 @@ FusedOps eager_ops(const Graph& g, const GraphCosts& c, bool eager) {
 
 WeightReaders ReadersThroughFolds::of(int v) const {
   WeightReaders r;
-  auto meet = [&r](int step) {
+  std::unordered_set<int> seen;  // a node reading the weight twice (W * W) is one reader
+  for (int u : g_.values[std::size_t(v)].consumers)
+    if (seen.insert(u).second) read(u, 0, r);
+  return r;
+}
+
+// A reader `u` of the weight (or of a fold of it) joins `r`: an op by its step, a fold by its own readers.
+void ReadersThroughFolds::read(int u, int depth, WeightReaders& r) const {
+  if (!c_.nodes[std::size_t(u)].folded) {
+    const int step = step_of_[std::size_t(u)];
     r.last = std::max(r.last, step);
     r.first = r.first < 0 ? step : std::min(r.first, step);
     ++r.ops;
-  };
-  std::unordered_set<int> direct;  // a node reading the weight twice (W * W) is one reader
-  for (int u : g_.values[std::size_t(v)].consumers) {
-    if (!direct.insert(u).second) continue;
-    if (!c_.nodes[std::size_t(u)].folded) {
-      meet(step_of_[std::size_t(u)]);
-      continue;
-    }
-    const WeightReaders& f = folded(u, 0);
-    if (f.ops == 0) continue;
-    r.last = std::max(r.last, f.last);
-    r.first = r.first < 0 ? f.first : std::min(r.first, f.first);
-    r.ops += f.ops;
+    return;
   }
-  return r;
+  const WeightReaders f = folded(u, depth);
+  if (f.ops == 0) return;
+  r.last = std::max(r.last, f.last);
+  r.first = r.first < 0 ? f.first : std::min(r.first, f.first);
+  r.ops += f.ops;
 }
 
 // The readers of a folded node's outputs, walked once per node however many weights share it; chains of
@@ -228,24 +229,10 @@ const WeightReaders& ReadersThroughFolds::folded(int node, int depth) const {
   memo_[node] = WeightReaders{};  // a placeholder: folded values form no cycle, but a hostile file might
   WeightReaders r;
   std::unordered_set<int> seen;
-  for (int out : g_.nodes[std::size_t(node)].outputs) {
-    if (out < 0) continue;
-    for (int u : g_.values[std::size_t(out)].consumers) {
-      if (!seen.insert(u).second) continue;
-      if (!c_.nodes[std::size_t(u)].folded) {
-        const int step = step_of_[std::size_t(u)];
-        r.last = std::max(r.last, step);
-        r.first = r.first < 0 ? step : std::min(r.first, step);
-        ++r.ops;
-        continue;
-      }
-      const WeightReaders f = folded(u, depth + 1);
-      if (f.ops == 0) continue;
-      r.last = std::max(r.last, f.last);
-      r.first = r.first < 0 ? f.first : std::min(r.first, f.first);
-      r.ops += f.ops;
-    }
-  }
+  for (int out : g_.nodes[std::size_t(node)].outputs)
+    if (out >= 0)
+      for (int u : g_.values[std::size_t(out)].consumers)
+        if (seen.insert(u).second) read(u, depth + 1, r);
   return memo_[node] = r;
 }
 
@@ -378,6 +365,7 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     const double n = double(s.values[v].elements());
     // The weight's readers, through what the exporter computed from it alone (a tied head reads the
     // embedding's transpose): eager reads the weight itself there, and its gradient starts at that op.
+    r.weight_elements.push_back(n);
     const WeightReaders rd = readers.of(int(v));
     const int last = rd.last, first = rd.first, ops = rd.ops;
     if (last < 0) continue;

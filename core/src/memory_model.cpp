@@ -11,16 +11,25 @@ namespace perfcard {
 
 namespace {
 
+// Every stored tensor of the graph and of its control-flow bodies, with the graph that holds it.
+template <class F>
+void for_each_initializer(const Graph& g, F&& f) {
+  for (const auto& t : g.initializers) f(g, t);
+  for (const auto& n : g.nodes)
+    for (const auto& a : n.attributes)
+      for (const auto& sub : a.graphs) for_each_initializer(sub, f);
+}
+
 // conv (may be null): of the total, the bytes convolutions read as their weights.
-void weight_bytes(const Graph& g, int bits, double& total, double& param_elems, double* conv = nullptr) {
-  for (const auto& t : g.initializers) {
+void weight_bytes(const Graph& graph, int bits, double& total, double& param_elems, double* conv = nullptr) {
+  for_each_initializer(graph, [&](const Graph& g, const TensorMeta& t) {
     double n = double(t.num_elements());
     const double b = dtype_is_float(t.dtype) ? n * bits / 8.0 : n * dtype_bits(t.dtype) / 8.0;
     total += b;
     if (dtype_is_float(t.dtype)) param_elems += n;
-    if (!conv) continue;
+    if (!conv) return;
     const auto v = g.value_index.find(t.name);
-    if (v == g.value_index.end()) continue;
+    if (v == g.value_index.end()) return;
     for (int u : g.values[std::size_t(v->second)].consumers) {
       const Node& node = g.nodes[std::size_t(u)];
       if ((node.op_type == "Conv" || node.op_type == "ConvTranspose") && node.inputs.size() > 1 && node.inputs[1] == v->second) {
@@ -28,28 +37,22 @@ void weight_bytes(const Graph& g, int bits, double& total, double& param_elems, 
         break;
       }
     }
-  }
-  for (const auto& n : g.nodes)
-    for (const auto& a : n.attributes)
-      for (const auto& sub : a.graphs) weight_bytes(sub, bits, total, param_elems, conv);
+  });
 }
 
 // The float weights as the allocator holds them, one tensor each at `bits` (the exporter's integer shape
 // constants are no tensors on the device under eager).
-void pack_weights(const Graph& g, int bits, SegmentPacking& packing) {
-  for (const auto& t : g.initializers)
+void pack_weights(const Graph& graph, int bits, SegmentPacking& packing) {
+  for_each_initializer(graph, [&](const Graph&, const TensorMeta& t) {
     if (dtype_is_float(t.dtype)) packing.add(double(t.num_elements()) * bits / 8.0);
-  for (const auto& n : g.nodes)
-    for (const auto& a : n.attributes)
-      for (const auto& sub : a.graphs) pack_weights(sub, bits, packing);
+  });
 }
 
-// `copies` fp32 tensors per trainable weight (gradients, optimizer state).
-void pack_trainable(const Graph& g, const std::vector<bool>& trainable, const GraphShapes& s, int copies,
-                    SegmentPacking& packing) {
-  for (std::size_t v = 0; v < g.values.size(); ++v)
-    if (trainable[v])
-      for (int k = 0; k < copies; ++k) packing.add(double(s.values[v].elements()) * 4);
+// `copies` fp32 tensors per trainable weight (gradients, optimizer state); the weights' elements are the
+// autograd walk's (AutogradMemory::weight_elements).
+void pack_trainable(const std::vector<double>& weight_elements, int copies, SegmentPacking& packing) {
+  for (double n : weight_elements)
+    for (int k = 0; k < copies; ++k) packing.add(n * 4);
 }
 
 double slack(const SegmentPacking& p) { return std::max(0.0, p.reserved() - p.allocated()); }
@@ -98,8 +101,6 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
     pack_weights(model.graph, mixed ? 32 : bits, weights);
     if (mixed) pack_weights(model.graph, bits, weights);
   }
-  const std::vector<bool> trainable =
-      rt.caching_allocator ? gradient_flags(model.graph, a.shapes.graph, a.costs).trainable : std::vector<bool>{};
   if (mode == Mode::InferenceGrad) {
     m.activations = ag.inference_grad_peak * overhead;
     if (rt.caching_allocator) m.allocator = slack(weights) + std::max(0.0, ag.inference_grad_reserved - ag.inference_grad_peak);
@@ -128,7 +129,7 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
     m.optimizer_update = temporaries;
     if (rt.caching_allocator) {
       SegmentPacking update;  // every gradient, and Adam's sqrt(v) beside it
-      pack_trainable(model.graph, trainable, a.shapes.graph, optimizer == Optimizer::Adam ? 2 : 1, update);
+      pack_trainable(ag.weight_elements, optimizer == Optimizer::Adam ? 2 : 1, update);
       peak_slack = slack(update);
     }
   }
@@ -136,8 +137,7 @@ MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision
   m.gradients = grads;
   if (rt.caching_allocator) {
     SegmentPacking state;
-    pack_trainable(model.graph, trainable, a.shapes.graph, optimizer == Optimizer::Adam ? 2 : optimizer == Optimizer::Sgd ? 1 : 0,
-                   state);
+    pack_trainable(ag.weight_elements, optimizer == Optimizer::Adam ? 2 : optimizer == Optimizer::Sgd ? 1 : 0, state);
     m.allocator = slack(weights) + slack(state) + peak_slack;
   }
   return m;

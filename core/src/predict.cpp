@@ -81,8 +81,8 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
   res.batch_symbol = find_batch_symbol(model);
   res.predictor_requested = predictor.name();
   res.memory_protocol = std::string(mode_name(opt.mode));
-  if (opt.mode == Mode::Training) res.optimizer = std::string(optimizer_name(opt.optimizer));
   if (opt.mode == Mode::Training) {
+    res.optimizer = std::string(optimizer_name(opt.optimizer));
     // Convolutions with no normalization of any kind (LayerNorm decomposed: ReduceMean) may be an eval-mode
     // export that folded its BatchNorms, or a network without them (VGG): said as a possibility.
     bool conv = false, norm = false;
@@ -95,9 +95,9 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       res.warnings.push_back("training: the graph has convolutions and no normalization; if the exporter folded "
                              "them into the convolutions (an eval-mode export), eager training still runs them, and "
                              "their time and memory are not counted (export with training=TrainingMode.PRESERVE)");
+    if (predictor.name() != "roofline")
+      res.warnings.push_back("training steps are timed by the roofline: the learned predictors trained on inference runs");
   }
-  if (opt.mode == Mode::Training && predictor.name() != "roofline")
-    res.warnings.push_back("training steps are timed by the roofline: the learned predictors trained on inference runs");
   std::vector<std::int64_t> batches = opt.batches;
   if (res.batch_symbol.empty()) {
     res.warnings.push_back("the model has no symbolic batch dim; every prediction is for the batch fixed in the graph");

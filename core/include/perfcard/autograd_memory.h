@@ -24,6 +24,7 @@ struct AutogradMemory {
                                     // gradients; inputs included, weights and optimizer state not
   double backward_peak_weight_grads = 0;  // of backward_peak: the weights' gradients at that moment
   double weight_grad_elements = 0;  // every trainable weight element (its gradient exists after the backward)
+  std::vector<double> weight_elements;  // each trainable weight's elements (its gradient and optimizer state)
   // What PyTorch's caching allocator reserves for the tensors alive at each peak (caching_allocator.h)
   double inference_grad_reserved = 0;
   double backward_reserved = 0;
@@ -58,6 +59,7 @@ class ReadersThroughFolds {
   const std::vector<int>& step_of_;
   mutable std::unordered_map<int, WeightReaders> memo_;
   static constexpr int kMaxFoldDepth = 256;
+  void read(int node, int depth, WeightReaders& r) const;
   const WeightReaders& folded(int node, int depth) const;
 };
 
