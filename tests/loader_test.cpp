@@ -15,7 +15,8 @@ TEST_CASE("the bundled graph-only resnet50 loads without its external weights") 
   CHECK(m.graph.order.size() == m.graph.nodes.size());
   REQUIRE(m.graph.inputs.size() == 1);
   const auto& in = m.graph.values[std::size_t(m.graph.inputs[0])];
-  CHECK(in.declared.dims[0].symbol == "batch");
+  REQUIRE(in.declared);
+  CHECK(in.declared->dims[0].symbol == "batch");
   std::uint64_t stored = 0;
   for (const auto& t : m.graph.initializers) stored += t.stored_bytes;
   CHECK(stored == 0);  // external data: nothing stored in the file

@@ -24,8 +24,7 @@ void add_graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc, Analy
     t.bytes_written += c.bytes_written * runs;
     t.params = add_saturating(t.params, c.params, t.saturated);  // weights are stored once, whatever runs them
     t.activations += c.activation_elems * runs;
-    std::string key = n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type;
-    OpTypeStats& st = a.by_op_type[key];
+    OpTypeStats& st = a.by_op_type[n.qualified_op()];
     st.count += 1;
     st.macs += c.macs * runs;
     st.flops += c.flops * runs;
@@ -40,7 +39,7 @@ void add_graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc, Analy
     t.estimated_values += 1;
     const int p = v < g.values.size() ? g.values[v].producer : -1;
     if (t.first_estimate.empty() && p >= 0)
-      t.first_estimate = "'" + g.nodes[std::size_t(p)].name + "' (" + g.nodes[std::size_t(p)].op_type + ")";
+      t.first_estimate = "'" + std::string(g.nodes[std::size_t(p)].name) + "' (" + std::string(g.nodes[std::size_t(p)].op_type) + ")";
   }
   for (const auto& init : g.initializers) {
     std::uint64_t b = (init.num_elements() * std::uint64_t(dtype_bits(init.dtype)) + 7) / 8;

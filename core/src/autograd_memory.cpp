@@ -83,7 +83,7 @@ class Patterns {
     for (std::size_t k = 0; k + 1 < members.size(); ++k) {
       const int o = out(std::size_t(members[k]));
       bool inside = o >= 0;
-      for (int u : o >= 0 ? g_.values[std::size_t(o)].consumers : std::vector<int>{})
+      for (int u : o >= 0 ? g_.values[std::size_t(o)].consumers : std::span<const int>{})
         inside = inside && std::find(members.begin(), members.end(), u) != members.end();
       for (int gout : g_.outputs) inside = inside && gout != o;
       if (inside) o_.fused.internal[std::size_t(o)] = true;

@@ -1,5 +1,7 @@
 #include "perfcard/graph.h"
 
+#include <algorithm>
+
 #include "perfcard/error.h"
 
 namespace perfcard {
@@ -16,9 +18,17 @@ std::string_view module_scope(std::string_view name) {
 }
 
 std::string Node::display_name() const {
-  std::string s(1, name.empty() ? '#' : '\'');
-  s += name.empty() ? std::to_string(index) : name + "'";
+  if (name.empty()) return "#" + std::to_string(index);
+  std::string s;
+  s.reserve(name.size() + 2);
+  ((s += '\'') += name) += '\'';
   return s;
+}
+
+std::string Node::qualified_op() const {
+  std::string s;
+  if (!domain.empty()) (s += domain) += "::";
+  return s += op_type;
 }
 
 const Attribute* Node::attr(std::string_view n) const {
@@ -56,7 +66,7 @@ const char* attr_type_name(AttrType t) {
 const Attribute* Node::typed_attr(std::string_view n, AttrType want) const {
   const Attribute* a = attr(n);
   if (a && a->type != want && a->type != AttrType::Undefined)
-    throw Error("attribute '" + a->name + "' is " + attr_type_name(a->type) + ", expected " + attr_type_name(want),
+    throw Error("attribute '" + std::string(a->name) + "' is " + attr_type_name(a->type) + ", expected " + attr_type_name(want),
                 Location{byte_offset, display_name(), op_type, {}});
   return a;
 }
@@ -76,9 +86,63 @@ std::vector<std::int64_t> Node::attr_ints(std::string_view n) const {
   return a ? a->ints : std::vector<std::int64_t>{};
 }
 
-int Graph::find(const std::string& n) const {
-  auto it = value_index.find(n);
-  return it == value_index.end() ? -1 : it->second;
+int NameIndex::find(std::string_view name, const std::vector<Value>& values) const {
+  if (slots_.empty()) return -1;
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t h = std::hash<std::string_view>{}(name) & mask; slots_[h] >= 0; h = (h + 1) & mask)
+    if (values[std::size_t(slots_[h])].name == name) return slots_[h];
+  return -1;
+}
+
+void NameIndex::place(int value, const std::vector<Value>& values) {
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t h = std::hash<std::string_view>{}(values[std::size_t(value)].name) & mask;
+  while (slots_[h] >= 0) h = (h + 1) & mask;
+  slots_[h] = value;
+}
+
+void NameIndex::reserve(std::size_t n, const std::vector<Value>& values) {
+  std::size_t size = 16;
+  while (size < 2 * n) size *= 2;
+  if (size <= slots_.size()) return;
+  std::vector<int> old(size, -1);
+  old.swap(slots_);
+  for (int v : old)
+    if (v >= 0) place(v, values);
+}
+
+void NameIndex::insert(int value, const std::vector<Value>& values) {
+  reserve(count_ + 1, values);
+  place(value, values);
+  ++count_;
+}
+
+std::string_view StringPool::store(std::string_view s) {
+  if (s.empty()) return {};
+  constexpr std::size_t kChunk = 64 * 1024;
+  char* at;
+  if (s.size() > kChunk / 4) {  // a long name gets its own block: the chunk's tail is not wasted
+    large_.push_back(std::make_unique<char[]>(s.size()));
+    at = large_.back().get();
+  } else {
+    if (s.size() > capacity_ - used_) {
+      chunks_.push_back(std::make_unique<char[]>(kChunk));
+      used_ = 0;
+      capacity_ = kChunk;
+    }
+    at = chunks_.back().get() + used_;
+    used_ += s.size();
+  }
+  std::copy(s.begin(), s.end(), at);
+  return {at, s.size()};
+}
+
+std::string_view StringPool::intern(std::string_view s) {
+  auto it = interned_.find(s);
+  if (it != interned_.end()) return *it;
+  std::string_view kept = store(s);
+  interned_.insert(kept);
+  return kept;
 }
 
 std::int64_t Model::opset(std::string_view d) const {

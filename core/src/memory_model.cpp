@@ -28,11 +28,11 @@ void weight_bytes(const Graph& graph, int bits, double& total, double& param_ele
     total += b;
     if (dtype_is_float(t.dtype)) param_elems += n;
     if (!conv) return;
-    const auto v = g.value_index.find(t.name);
-    if (v == g.value_index.end()) return;
-    for (int u : g.values[std::size_t(v->second)].consumers) {
+    const int v = g.find(t.name);
+    if (v < 0) return;
+    for (int u : g.values[std::size_t(v)].consumers) {
       const Node& node = g.nodes[std::size_t(u)];
-      if ((node.op_type == "Conv" || node.op_type == "ConvTranspose") && node.inputs.size() > 1 && node.inputs[1] == v->second) {
+      if ((node.op_type == "Conv" || node.op_type == "ConvTranspose") && node.inputs.size() > 1 && node.inputs[1] == v) {
         *conv += b;
         break;
       }

@@ -27,9 +27,9 @@ std::string find_batch_symbol(const Model& m) {
   std::string leading;
   for (int v : m.graph.inputs) {
     const Value& val = m.graph.values[std::size_t(v)];
-    if (!val.declared.has_shape) continue;
-    for (std::size_t i = 0; i < val.declared.dims.size(); ++i) {
-      const std::string& s = val.declared.dims[i].symbol;
+    if (!val.declared || !val.declared->has_shape) continue;
+    for (std::size_t i = 0; i < val.declared->dims.size(); ++i) {
+      const std::string& s = val.declared->dims[i].symbol;
       if (s.empty()) continue;
       std::string l = lower(s);
       if (l.find("batch") != std::string::npos || l == "n" || l == "b" || l == "bs") return s;

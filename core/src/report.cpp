@@ -26,10 +26,12 @@ json shape_json(const ValueShape& s) {
 json declared_json(const Value& v) {
   json j;
   j["name"] = v.name;
-  j["dtype"] = std::string(dtype_name(v.declared.dtype));
-  if (!v.declared.has_shape) { j["dims"] = nullptr; return j; }
+  const TypeInfo none;
+  const TypeInfo& declared = v.declared ? *v.declared : none;
+  j["dtype"] = std::string(dtype_name(declared.dtype));
+  if (!declared.has_shape) { j["dims"] = nullptr; return j; }
   json dims = json::array();
-  for (const auto& d : v.declared.dims) {
+  for (const auto& d : declared.dims) {
     if (d.known()) dims.push_back(d.value);
     else if (!d.symbol.empty()) dims.push_back(d.symbol);
     else dims.push_back(nullptr);

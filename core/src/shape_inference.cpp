@@ -67,7 +67,7 @@ class Inference {
     seed_common(g, gs, {});
     for (int v : g.inputs) {
       gs.values[std::size_t(v)] = bind_declared(g.values[std::size_t(v)], true);
-      check_shape(gs.values[std::size_t(v)], "input '" + g.values[std::size_t(v)].name + "'", {});
+      check_shape(gs.values[std::size_t(v)], "input '" + std::string(g.values[std::size_t(v)].name) + "'", {});
     }
     // Symbols of the main inputs that the caller left unbound keep their default everywhere (value_info,
     // bodies), so that one symbol never has two sizes.
@@ -83,8 +83,8 @@ class Inference {
     for (std::size_t i = 0; i < g.inputs.size(); ++i) {
       const Value& v = g.values[std::size_t(g.inputs[i])];
       ValueShape s = i < inputs.size() ? inputs[i] : ValueShape{};
-      if (s.rank < 0 && v.has_declared) s = bind_declared(v, false);
-      check_shape(s, "subgraph input '" + v.name + "'", Location{{}, {}, {}, g.path});
+      if (s.rank < 0 && v.declared) s = bind_declared(v, false);
+      check_shape(s, "subgraph input '" + std::string(v.name) + "'", Location{{}, {}, {}, g.path});
       gs.values[std::size_t(g.inputs[i])] = std::move(s);
     }
     walk(g, gs, scopes);
@@ -121,15 +121,17 @@ class Inference {
   // A declared type with its symbols bound. Main-graph inputs report each symbol once.
   ValueShape bind_declared(const Value& v, bool is_main_input) {
     ValueShape s;
-    s.dtype = v.declared.dtype;
-    if (!v.declared.has_shape) {
-      if (is_main_input && v.declared.is_tensor)
-        result_.warnings.push_back({"input '" + v.name + "' has no declared shape; its consumers stay unknown", {}});
+    if (!v.declared) return s;
+    const TypeInfo& declared = *v.declared;
+    s.dtype = declared.dtype;
+    if (!declared.has_shape) {
+      if (is_main_input && declared.is_tensor)
+        result_.warnings.push_back({"input '" + std::string(v.name) + "' has no declared shape; its consumers stay unknown", {}});
       return s;
     }
-    s.rank = int(v.declared.dims.size());
-    for (std::size_t i = 0; i < v.declared.dims.size(); ++i) {
-      const Dim& d = v.declared.dims[i];
+    s.rank = int(declared.dims.size());
+    for (std::size_t i = 0; i < declared.dims.size(); ++i) {
+      const Dim& d = declared.dims[i];
       if (d.known()) {
         s.dims.push_back(d.value);
         continue;
@@ -144,7 +146,7 @@ class Inference {
       std::int64_t value = it != bind_.values.end() ? it->second : bind_.unbound_default;
       s.dims.push_back(value);
       if (d.symbol.empty()) {
-        result_.warnings.push_back({"input '" + v.name + "' dim " + std::to_string(i) +
+        result_.warnings.push_back({"input '" + std::string(v.name) + "' dim " + std::to_string(i) +
                                         " is dynamic and unnamed; using " + std::to_string(value),
                                     {}});
       } else if (reported_symbols_.insert(d.symbol).second) {
@@ -184,9 +186,9 @@ class Inference {
           if (o < 0) continue;
           ValueShape& out = gs.values[std::size_t(o)];
           const Value& val = g.values[std::size_t(o)];
-          if (!val.has_declared) continue;
-          if (out.dtype == DType::Undefined) out.dtype = val.declared.dtype;
-          if (out.rank < 0 && val.declared.has_shape) {
+          if (!val.declared) continue;
+          if (out.dtype == DType::Undefined) out.dtype = val.declared->dtype;
+          if (out.rank < 0 && val.declared->has_shape) {
             ValueShape d = bind_declared(val, false);
             if (d.fully_known()) out = std::move(d);
           }
@@ -204,16 +206,16 @@ class Inference {
         for (int o : n.outputs) {
           if (o < 0) continue;
           const Value& val = g.values[std::size_t(o)];
-          if (val.has_declared && val.declared.has_shape) {
+          if (val.declared && val.declared->has_shape) {
             gs.values[std::size_t(o)] = bind_declared(val, false);
           } else {
-            if (val.has_declared) gs.values[std::size_t(o)].dtype = val.declared.dtype;  // a type, no shape
+            if (val.declared) gs.values[std::size_t(o)].dtype = val.declared->dtype;  // a type, no shape
             all = false;
           }
         }
         gs.status[std::size_t(ni)] = all ? NodeStatus::FromValueInfo : NodeStatus::Unknown;
         if (!all) {
-          std::string op = n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type;
+          std::string op = n.qualified_op();
           if (unknown_seen_.insert(op).second) result_.unknown_ops.push_back(std::move(op));
         }
       }
@@ -221,7 +223,7 @@ class Inference {
         if (o < 0) continue;
         std::string problem = shape_problem(gs.values[std::size_t(o)]);
         if (!problem.empty())
-          throw Error("output '" + g.values[std::size_t(o)].name + "'" + problem,
+          throw Error("output '" + std::string(g.values[std::size_t(o)].name) + "'" + problem,
                       Location{n.byte_offset, n.display_name(), n.op_type, g.path}, ErrorCode::Limit);
       }
     }

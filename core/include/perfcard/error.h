@@ -12,6 +12,12 @@
 namespace perfcard {
 
 struct Location {
+  Location() = default;
+  // Views, because the IR's names and op types are views into the model's strings.
+  Location(std::optional<std::uint64_t> at, std::string_view node_name = {}, std::string_view op = {},
+           std::string_view graph_path = {})
+      : byte_offset(at), node(node_name), op_type(op), graph(graph_path) {}
+
   std::optional<std::uint64_t> byte_offset;  // offset into the loaded bytes
   std::string node;                          // node name (or "#index" when unnamed)
   std::string op_type;

@@ -1,12 +1,20 @@
 // Graph IR: what the loader builds from an ONNX ModelProto. It keeps names, structure, declared types
 // and the shapes and dtypes of weights, never their bytes; only small integer/float constants are kept
 // (they feed shape-value propagation). The IR is immutable once loaded: analyses live beside it.
+//
+// It is compact because a graph may have millions of nodes (peak memory is bounded by the file's size):
+// names and op types are views into the model's StringPool, and node inputs/outputs and value consumers
+// are spans into per-graph pools. A Model is therefore moved, never copied.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -52,14 +60,14 @@ struct TensorMeta {
 enum class ValueKind : std::uint8_t { GraphInput, Initializer, NodeOutput, OuterScope };
 
 struct Value {
-  std::string name;
+  std::string_view name;
   ValueKind kind = ValueKind::NodeOutput;
-  TypeInfo declared;               // from graph input/output/value_info, or the initializer
-  bool has_declared = false;
   int producer = -1;               // node index, for NodeOutput
   int initializer = -1;            // index into Graph::initializers, for Initializer
   int outer = -1;                  // value index in the parent graph, for OuterScope
-  std::vector<int> consumers;      // node indices (a node appears once per use)
+  // From a graph input/output/value_info or the initializer; null when the file declares nothing.
+  const TypeInfo* declared = nullptr;
+  std::span<const int> consumers;  // node indices (a node appears once per use)
 };
 
 struct Graph;
@@ -76,7 +84,7 @@ enum class AttrType : std::uint8_t {
 };
 
 struct Attribute {
-  std::string name;
+  std::string_view name;
   AttrType type = AttrType::Undefined;
   float f = 0;
   std::int64_t i = 0;
@@ -89,16 +97,17 @@ struct Attribute {
 };
 
 struct Node {
-  std::string name;     // may be empty in the file; display_name() never is
-  std::string op_type;
-  std::string domain;   // "" for the default ONNX domain
-  std::vector<int> inputs;   // value indices; -1 for an omitted optional input
-  std::vector<int> outputs;  // value indices; -1 for an omitted optional output
+  std::string_view name;     // may be empty in the file; display_name() never is
+  std::string_view op_type;
+  std::string_view domain;   // "" for the default ONNX domain
+  std::span<const int> inputs;   // value indices; -1 for an omitted optional input
+  std::span<const int> outputs;  // value indices; -1 for an omitted optional output
   std::vector<Attribute> attributes;
   std::uint64_t byte_offset = 0;
   int index = 0;
 
   std::string display_name() const;
+  std::string qualified_op() const;  // "Conv", or "com.microsoft::FusedConv" outside the default domain
   const Attribute* attr(std::string_view key) const;
   // Values by type; a present attribute of another type is an Error naming the node (its graph is added by
   // shape inference).
@@ -109,7 +118,27 @@ struct Node {
   bool has_attr(std::string_view key) const { return attr(key) != nullptr; }
 };
 
+// A graph's values by name: open addressing over value indices, 8 bytes a value (a hash map of strings
+// costs ten times that, which a million-node graph feels).
+class NameIndex {
+ public:
+  int find(std::string_view name, const std::vector<Value>& values) const;  // -1 when absent
+  void insert(int value, const std::vector<Value>& values);  // values[value].name, not present yet
+  void reserve(std::size_t n, const std::vector<Value>& values);
+
+ private:
+  void place(int value, const std::vector<Value>& values);
+  std::vector<int> slots_;  // value index or -1; size a power of two, at most half full
+  std::size_t count_ = 0;
+};
+
 struct Graph {
+  Graph() = default;
+  Graph(Graph&&) noexcept = default;
+  Graph& operator=(Graph&&) noexcept = default;
+  Graph(const Graph&) = delete;  // nodes and values point into this graph's pools
+  Graph& operator=(const Graph&) = delete;
+
   std::string name;
   std::string path;                  // "" for the main graph, "node/attr" chain for subgraphs
   int depth = 0;
@@ -119,9 +148,26 @@ struct Graph {
   std::vector<int> inputs;           // graph inputs that are not initializers
   std::vector<int> outputs;
   std::vector<int> order;            // topological execution order (node indices)
-  std::unordered_map<std::string, int> value_index;
+  NameIndex value_index;
+  // What the nodes' and values' spans and pointers view (filled by the loader, never resized after).
+  std::vector<int> node_edges;       // each node's inputs, then its outputs
+  std::vector<int> value_consumers;  // each value's consumers
+  std::vector<TypeInfo> declared_types;
 
-  int find(const std::string& name) const;  // -1 when absent
+  int find(std::string_view value_name) const { return value_index.find(value_name, values); }  // -1 when absent
+};
+
+// Owns the characters the IR's string_views show. Op types, domains and attribute names repeat and are
+// kept once; names are stored as they come, in large chunks (no allocation per name).
+class StringPool {
+ public:
+  std::string_view store(std::string_view s);
+  std::string_view intern(std::string_view s);
+
+ private:
+  std::vector<std::unique_ptr<char[]>> chunks_, large_;
+  std::size_t used_ = 0, capacity_ = 0;
+  std::unordered_set<std::string_view> interned_;
 };
 
 struct OpsetImport {
@@ -130,6 +176,11 @@ struct OpsetImport {
 };
 
 struct Model {
+  Model() = default;
+  Model(Model&&) noexcept = default;
+  Model& operator=(Model&&) noexcept = default;
+
+  StringPool strings;  // first: the graph's views into it die before it
   std::int64_t ir_version = 0;
   std::vector<OpsetImport> opsets;
   std::unordered_map<std::string, std::int64_t> opset_index;  // domain -> version, filled by the loader

@@ -137,12 +137,14 @@ class Loader {
  private:
   std::span<const std::uint8_t> bytes_;
   const LoadLimits& limits_;
+  StringPool* strings_ = nullptr;             // the model's, while it is built
   std::vector<std::uint64_t> opset_offsets_;  // byte offset of each opset_import entry, like Model::opsets
   // byte offset of each graph output's ValueInfoProto, by graph path and name, for "no producer" errors
   std::map<std::pair<std::string, std::string>, std::uint64_t> output_offsets_;
 
   Model load_model_proto() {
     Model m;
+    strings_ = &m.strings;
     m.file_bytes = bytes_.size();
     bool have_graph = false;
     Reader r(bytes_, 0, "ModelProto", model_field);
@@ -248,14 +250,18 @@ class Loader {
   }
 
   // Interns a value name in a graph under construction.
-  static int intern(Graph& g, std::string_view name) {
-    auto it = g.value_index.find(std::string(name));
-    if (it != g.value_index.end()) return it->second;
-    int idx = int(g.values.size());
+  int intern(Graph& g, std::string_view name) {
+    int found = g.find(name);
+    if (found >= 0) return found;
+    return add_value(g, strings_->store(name));
+  }
+
+  static int add_value(Graph& g, std::string_view kept_name) {
+    const int idx = int(g.values.size());
     Value v;
-    v.name = std::string(name);
-    g.values.push_back(std::move(v));
-    g.value_index.emplace(g.values.back().name, idx);
+    v.name = kept_name;
+    g.values.push_back(v);
+    g.value_index.insert(idx, g.values);
     return idx;
   }
 
@@ -514,7 +520,7 @@ class Loader {
     while (!r.done()) {
       Field f = r.next();
       switch (f.number) {
-        case 1: expect(r, f, WireType::Len, "name"); a.name = std::string(f.str()); break;
+        case 1: expect(r, f, WireType::Len, "name"); a.name = strings_->intern(f.str()); break;
         case 20: expect(r, f, WireType::Varint, "type"); a.type = AttrType(f.varint); has_type = true; break;
         case 2: expect(r, f, WireType::Fixed32, "f"); a.f = bits_to_float(std::uint32_t(f.varint)); break;
         case 3: expect(r, f, WireType::Varint, "i"); a.i = std::int64_t(f.varint); break;
@@ -560,13 +566,18 @@ class Loader {
         throw Error("subgraphs nested deeper than " + std::to_string(limits_.max_subgraph_depth) + " levels",
                     Location{gf.offset, node.display_name(), node.op_type, path}, ErrorCode::Limit);
       }
-      std::string sub = (path.empty() ? "" : path + "/") + node.display_name() + "." + a.name;
+      std::string sub = (path.empty() ? "" : path + "/") + node.display_name() + "." + std::string(a.name);
       a.graphs.push_back(parse_graph(gf, depth + 1, sub));
     }
     return a;
   }
 
-  void parse_node(const Field& nf, Graph& g, int depth) {
+  // Where a node's inputs and outputs sit in Graph::node_edges until the graph is whole and they become spans.
+  struct EdgeRange {
+    std::uint32_t begin, inputs, outputs;
+  };
+
+  void parse_node(const Field& nf, Graph& g, int depth, std::vector<EdgeRange>& edges) {
     Node n;
     n.index = int(g.nodes.size());
     Reader r(nf.bytes, nf.payload_offset, "NodeProto", node_field);
@@ -580,14 +591,17 @@ class Loader {
       switch (f.number) {
         case 1: expect(r, f, WireType::Len, "input"); ins.push_back(f.str()); break;
         case 2: expect(r, f, WireType::Len, "output"); outs.push_back(f.str()); break;
-        case 3: expect(r, f, WireType::Len, "name"); n.name = std::string(f.str()); break;
-        case 4: expect(r, f, WireType::Len, "op_type"); n.op_type = std::string(f.str()); break;
-        case 7: expect(r, f, WireType::Len, "domain"); n.domain = std::string(f.str()); break;
+        case 3: expect(r, f, WireType::Len, "name"); n.name = f.str(); break;
+        case 4: expect(r, f, WireType::Len, "op_type"); n.op_type = f.str(); break;
+        case 7: expect(r, f, WireType::Len, "domain"); n.domain = f.str(); break;
         case 5: expect(r, f, WireType::Len, "attribute"); attrs.push_back(f); break;
         default: break;
       }
     }
-    if (n.domain == "ai.onnx") n.domain.clear();
+    // Until here the views point into the file; the model keeps its own copies.
+    n.name = strings_->store(n.name);
+    n.op_type = strings_->intern(n.op_type);
+    n.domain = n.domain == "ai.onnx" ? std::string_view() : strings_->intern(n.domain);
     if (n.op_type.empty()) {
       throw Error("node without op_type", Location{nf.offset, n.display_name(), {}, g.path});
     }
@@ -596,9 +610,10 @@ class Loader {
       n.attributes.reserve(attrs.size());
       for (std::size_t i = 0; i < attrs.size(); ++i) n.attributes.push_back(parse_attribute(attrs[i], i, depth, g.path, n, ctx));
     }
-    for (auto s : ins) n.inputs.push_back(s.empty() ? -1 : intern(g, s));
+    const EdgeRange range{std::uint32_t(g.node_edges.size()), std::uint32_t(ins.size()), std::uint32_t(outs.size())};
+    for (auto s : ins) g.node_edges.push_back(s.empty() ? -1 : intern(g, s));
     for (auto s : outs) {
-      if (s.empty()) { n.outputs.push_back(-1); continue; }
+      if (s.empty()) { g.node_edges.push_back(-1); continue; }
       int v = intern(g, s);
       Value& val = g.values[std::size_t(v)];
       if (val.producer == n.index) {
@@ -611,9 +626,10 @@ class Loader {
                     Location{nf.offset, n.display_name(), n.op_type, g.path});
       }
       val.producer = n.index;
-      n.outputs.push_back(v);
+      g.node_edges.push_back(v);
     }
     g.nodes.push_back(std::move(n));
+    edges.push_back(range);
   }
 
   Graph parse_graph(const Field& gf, int depth, const std::string& path) {
@@ -625,11 +641,19 @@ class Loader {
     r.set_context(ctx);
     std::vector<Field> inputs, outputs, infos;
     std::vector<TensorMeta> inits;
+    std::vector<EdgeRange> edges;
+    std::vector<int> declared_of;  // per value: index into g.declared_types, -1 when none (the first wins)
+    auto declare = [&](int v, TypeInfo type) {
+      if (declared_of.size() <= std::size_t(v)) declared_of.resize(g.values.size(), -1);
+      if (declared_of[std::size_t(v)] >= 0) return;
+      declared_of[std::size_t(v)] = int(g.declared_types.size());
+      g.declared_types.push_back(std::move(type));
+    };
     std::size_t sparse_index = 0;
     while (!r.done()) {
       Field f = r.next();
       switch (f.number) {
-        case 1: expect(r, f, WireType::Len, "node"); parse_node(f, g, depth); break;
+        case 1: expect(r, f, WireType::Len, "node"); parse_node(f, g, depth, edges); break;
         case 2: expect(r, f, WireType::Len, "name"); g.name = std::string(f.str()); break;
         case 5: expect(r, f, WireType::Len, "initializer"); inits.push_back(parse_tensor(f, "initializer", ctx)); break;
         case 15: {  // sparse_initializer: values (1) and indices (2) are tensors, dims (3) the dense shape
@@ -688,10 +712,11 @@ class Loader {
         throw Error("initializer '" + t.name + "' is defined twice", Location{t.byte_offset, {}, {}, path});
       val.kind = ValueKind::Initializer;
       val.initializer = int(g.initializers.size());
-      val.declared.dtype = t.dtype;
-      val.declared.has_shape = true;
-      for (auto d : t.dims) val.declared.dims.push_back(Dim{d, {}});
-      val.has_declared = true;
+      TypeInfo type;
+      type.dtype = t.dtype;
+      type.has_shape = true;
+      for (auto d : t.dims) type.dims.push_back(Dim{d, {}});
+      declare(v, std::move(type));
       g.initializers.push_back(std::move(t));
     }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -707,8 +732,7 @@ class Loader {
       if (val.kind == ValueKind::GraphInput)
         throw Error("graph input '" + name + "' is listed twice", Location{f.offset, {}, {}, path});
       val.kind = ValueKind::GraphInput;
-      val.declared = std::move(type);
-      val.has_declared = true;
+      declare(v, std::move(type));
       g.inputs.push_back(v);
     }
     for (std::size_t i = 0; i < outputs.size(); ++i) {
@@ -716,18 +740,25 @@ class Loader {
       auto [name, type] = parse_value_info(f, "graph output", i, path);
       output_offsets_.emplace(std::make_pair(path, name), f.offset);
       int v = intern(g, name);
-      Value& val = g.values[std::size_t(v)];
-      if (!val.has_declared) { val.declared = std::move(type); val.has_declared = true; }
+      declare(v, std::move(type));
       g.outputs.push_back(v);
     }
     for (std::size_t i = 0; i < infos.size(); ++i) {
       const Field& f = infos[i];
       auto [name, type] = parse_value_info(f, "value_info", i, path);
-      auto it = g.value_index.find(name);
-      if (it == g.value_index.end()) continue;  // describes nothing in this graph
-      Value& val = g.values[std::size_t(it->second)];
-      if (!val.has_declared) { val.declared = std::move(type); val.has_declared = true; }
+      const int v = g.find(name);
+      if (v < 0) continue;  // describes nothing in this graph
+      declare(v, std::move(type));
     }
+    // The pools are whole: what the nodes and values view can be pointed at.
+    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+      const EdgeRange& e = edges[i];
+      const std::span<const int> all(g.node_edges.data() + e.begin, e.inputs + e.outputs);
+      g.nodes[i].inputs = all.first(e.inputs);
+      g.nodes[i].outputs = all.subspan(e.inputs);
+    }
+    for (std::size_t v = 0; v < declared_of.size(); ++v)
+      if (declared_of[v] >= 0) g.values[v].declared = &g.declared_types[std::size_t(declared_of[v])];
     return g;
   }
 
@@ -741,23 +772,20 @@ class Loader {
       if (outer < 0) {
         const Node* user = first_consumer(g, int(v));
         if (user) {
-          throw Error("input '" + val.name + "' has no producer: it is no graph input, initializer or node output",
+          throw Error("input '" + std::string(val.name) + "' has no producer: it is no graph input, initializer or node output",
                       Location{user->byte_offset, user->display_name(), user->op_type, g.path});
         }
-        auto at = output_offsets_.find({g.path, val.name});
+        auto at = output_offsets_.find({g.path, std::string(val.name)});
         Location where{{}, {}, {}, g.path};
         if (at != output_offsets_.end()) where.byte_offset = at->second;
-        throw Error("graph output '" + val.name +
+        throw Error("graph output '" + std::string(val.name) +
                         "' has no producer: it is no graph input, initializer or node output",
                     where);
       }
       val.kind = ValueKind::OuterScope;
       val.outer = outer;
     }
-    for (auto& n : g.nodes) {
-      for (int v : n.inputs)
-        if (v >= 0) g.values[std::size_t(v)].consumers.push_back(n.index);
-    }
+    link_consumers(g);
     // Bodies first: what they capture from this graph is known only then, and a node must run after the
     // producers of what its bodies capture.
     scopes.push_back(&g);
@@ -766,6 +794,22 @@ class Loader {
         for (auto& sub : a.graphs) link(sub, scopes);
     scopes.pop_back();
     order(g);
+  }
+
+  // Each value's consumers as spans into one pool, filled in node order (counted, then placed).
+  static void link_consumers(Graph& g) {
+    std::vector<std::uint32_t> start(g.values.size() + 1, 0);
+    for (const auto& n : g.nodes)
+      for (int v : n.inputs)
+        if (v >= 0) ++start[std::size_t(v) + 1];
+    for (std::size_t v = 0; v < g.values.size(); ++v) start[v + 1] += start[v];
+    g.value_consumers.assign(start.back(), -1);
+    std::vector<std::uint32_t> next(start.begin(), start.end() - 1);
+    for (const auto& n : g.nodes)
+      for (int v : n.inputs)
+        if (v >= 0) g.value_consumers[next[std::size_t(v)]++] = n.index;
+    for (std::size_t v = 0; v < g.values.size(); ++v)
+      g.values[v].consumers = std::span<const int>(g.value_consumers.data() + start[v], start[v + 1] - start[v]);
   }
 
   // The nodes `node` waits for: the producers of its inputs, and of the values its bodies capture from this
@@ -786,20 +830,17 @@ class Loader {
 
   // A name missing from the enclosing scope may come from further out; the enclosing scope then gets an
   // OuterScope value of its own, so that every capture is visible exactly one level up.
-  static int resolve_outer(std::vector<Graph*>& scopes, std::size_t level, const std::string& name) {
+  static int resolve_outer(std::vector<Graph*>& scopes, std::size_t level, std::string_view name) {
     Graph& g = *scopes[level];
-    int v = g.find(name);
-    if (v >= 0) return v;
+    if (int found = g.find(name); found >= 0) return found;
     if (level == 0) return -1;
     int up = resolve_outer(scopes, level - 1, name);
     if (up < 0) return -1;
-    Value val;
-    val.name = name;
-    val.kind = ValueKind::OuterScope;
-    val.outer = up;
-    g.values.push_back(std::move(val));
-    g.value_index.emplace(name, int(g.values.size()) - 1);
-    return int(g.values.size()) - 1;
+    // The name is the inner graph's view into the model's strings, which outlive both graphs.
+    const int v = add_value(g, name);
+    g.values[std::size_t(v)].kind = ValueKind::OuterScope;
+    g.values[std::size_t(v)].outer = up;
+    return v;
   }
 
   static const Node* first_consumer(const Graph& g, int v) {
@@ -813,12 +854,20 @@ class Loader {
   static void order(Graph& g) {
     const std::size_t n = g.nodes.size();
     std::vector<int> pending(n, 0);
-    std::vector<std::vector<int>> users(n);
+    // Each node's users, counted then placed (one pool, not a vector per node).
+    std::vector<std::uint32_t> start(n + 1, 0);
     for (const auto& node : g.nodes)
       for_each_dependency(g, node, [&](int p) {
         ++pending[std::size_t(node.index)];
-        users[std::size_t(p)].push_back(node.index);
+        ++start[std::size_t(p) + 1];
       });
+    for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+    std::vector<int> users(start.back());
+    {
+      std::vector<std::uint32_t> next(start.begin(), start.end() - 1);
+      for (const auto& node : g.nodes)
+        for_each_dependency(g, node, [&](int p) { users[next[std::size_t(p)]++] = node.index; });
+    }
     std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
     for (std::size_t i = 0; i < n; ++i)
       if (pending[i] == 0) ready.push(int(i));
@@ -828,8 +877,8 @@ class Loader {
       int i = ready.top();
       ready.pop();
       g.order.push_back(i);
-      for (int u : users[std::size_t(i)])
-        if (--pending[std::size_t(u)] == 0) ready.push(u);
+      for (std::uint32_t k = start[std::size_t(i)]; k < start[std::size_t(i) + 1]; ++k)
+        if (--pending[std::size_t(users[k])] == 0) ready.push(users[k]);
     }
     if (g.order.size() != n) throw cycle_error(g, pending);
   }

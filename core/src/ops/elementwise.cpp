@@ -86,7 +86,7 @@ void rule_cast_like(ShapeContext& c) {
 
 void rule_binary(ShapeContext& c) {
   DType t = c.input(0).dtype;
-  const std::string& op = c.node().op_type;
+  const std::string_view op = c.node().op_type;
   if (c.num_inputs() == 2) {
     std::function<double(double, double)> f;
     std::function<std::int64_t(std::int64_t, std::int64_t)> fi;
@@ -115,7 +115,7 @@ void rule_binary(ShapeContext& c) {
 }
 
 void rule_compare(ShapeContext& c) {
-  const std::string& op = c.node().op_type;
+  const std::string_view op = c.node().op_type;
   std::function<double(double, double)> f;
   if (op == "Equal") f = [](double a, double b) { return double(a == b); };
   else if (op == "Less") f = [](double a, double b) { return double(a < b); };

@@ -149,7 +149,7 @@ void rule_global_pool(ShapeContext& c) {
 }
 
 void rule_matmul(ShapeContext& c) {
-  const std::string& op = c.node().op_type;
+  const std::string op(c.node().op_type);
   std::size_t ia = 0, ib = op == "QLinearMatMul" ? 3 : 1;
   const ValueShape& a = c.input(ia);
   const ValueShape& b = c.input(ib);
@@ -318,7 +318,7 @@ void rule_reduce(ShapeContext& c) {
   s.estimated = x.estimated;
   // Fold reductions of known small contents (ReduceProd of a shape, ReduceMax of float sizes in
   // detection transforms, ...).
-  const std::string& op = c.node().op_type;
+  const std::string_view op = c.node().op_type;
   bool foldable_op = op == "ReduceProd" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" ||
                      op == "ReduceMean";
   if (foldable_op && x.value && x.fully_known() && x.elements() > 0 && x.elements() <= kFoldLimit &&
@@ -395,7 +395,7 @@ void cost_conv_transpose(const CostContext& c, double, NodeCost& out) {
 }
 
 void cost_matmul(const CostContext& c, double, NodeCost& out) {
-  const std::string& op = c.node().op_type;
+  const std::string_view op = c.node().op_type;
   const ValueShape& a = c.input(0);
   const ValueShape& y = c.output(0);
   // The rank tests guard declared shapes that filled in where the rule could not tell (unknown operand
@@ -454,7 +454,7 @@ void cost_reduce(const CostContext& c, double k, NodeCost& out) {
 namespace perfcard::ops {
 
 namespace {
-std::int64_t rnn_gates(const std::string& op) { return op == "LSTM" ? 4 : op == "GRU" ? 3 : 1; }
+std::int64_t rnn_gates(std::string_view op) { return op == "LSTM" ? 4 : op == "GRU" ? 3 : 1; }
 }  // namespace
 
 // RNN, GRU, LSTM: X [seq, batch, input] (layout 1: [batch, seq, input]), W [dirs, gates * hidden, input].
@@ -470,7 +470,7 @@ void rule_rnn(ShapeContext& c) {
   bool layout1 = n.attr_int("layout", 0) != 0;
   std::int64_t seq = -1, batch = -1;
   if (x.rank >= 0) {
-    if (x.rank != 3) c.fail(n.op_type + " input X must have rank 3");
+    if (x.rank != 3) c.fail(std::string(n.op_type) + " input X must have rank 3");
     seq = x.dims[layout1 ? 1 : 0];
     batch = x.dims[layout1 ? 0 : 1];
   }

@@ -82,7 +82,7 @@ void rule_constant(ShapeContext& c) {
   const Node& n = c.node();
   for (const auto& a : n.attributes) {
     if (a.name == "value" || a.name == "sparse_value") {
-      if (a.tensors.empty()) c.fail("Constant attribute '" + a.name + "' holds no tensor");
+      if (a.tensors.empty()) c.fail("Constant attribute '" + std::string(a.name) + "' holds no tensor");
       const TensorMeta& t = a.tensors[0];
       ValueShape s = ValueShape::of(t.dtype, t.dims);
       if (t.data) s.value = std::make_shared<const ConstData>(*t.data);
@@ -819,7 +819,7 @@ namespace perfcard::ops {
 // Random generators and samplers: the shape of their input (…Like, Bernoulli) or of their attributes.
 void rule_random(ShapeContext& c) {
   const Node& n = c.node();
-  const std::string& op = n.op_type;
+  const std::string op(n.op_type);
   if (n.has_attr("dtype") && !dtype_is_known(n.attr_int("dtype", 0)))
     c.fail(op + " has an unknown dtype " + std::to_string(n.attr_int("dtype", 0)));
   if (op == "RandomNormal" || op == "RandomUniform") {
