@@ -9,31 +9,29 @@ std::uint64_t add_saturating(std::uint64_t a, std::uint64_t b, bool& saturated) 
   return a + b;
 }
 
-// `runs`: how often this graph runs per inference (the product of the trip counts of the loops around it).
-void add_graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc, Analysis& a, bool main, double runs) {
+// One node's figures into the totals. `runs`: how often its graph runs per inference (the product of the
+// trip counts of the loops around it).
+void add_node(const Node& n, const NodeCost& c, NodeStatus status, Analysis& a, bool main, double runs) {
   ModelTotals& t = a.totals;
-  for (std::size_t ni = 0; ni < g.nodes.size(); ++ni) {
-    const Node& n = g.nodes[ni];
-    const NodeCost& c = gc.nodes[ni];
-    (main ? t.nodes : t.subgraph_nodes) += 1;
-    if (s.status[ni] == NodeStatus::Unknown && !find_op(n.domain, n.op_type)) t.unknown_nodes += 1;
-    else if (!c.known) t.uncosted_nodes += 1;
-    t.macs += c.macs * runs;
-    t.flops += c.flops * runs;
-    t.bytes_read += c.bytes_read * runs;
-    t.bytes_written += c.bytes_written * runs;
-    t.params = add_saturating(t.params, c.params, t.saturated);  // weights are stored once, whatever runs them
-    t.activations += c.activation_elems * runs;
-    OpTypeStats& st = a.by_op_type[n.qualified_op()];
-    st.count += 1;
-    st.macs += c.macs * runs;
-    st.flops += c.flops * runs;
-    st.bytes += (c.bytes_read + c.bytes_written) * runs;
-    if (!c.has_bodies) continue;
-    if (!c.trips_known) t.per_iteration_loops += 1;
-    for (const auto& [body, k] : bodies_that_run(n, s.subgraphs[ni], gc.subgraphs[ni]))
-      add_graph(*body, s.subgraphs[ni][k], gc.subgraphs[ni][k], a, false, runs * c.trips);
-  }
+  (main ? t.nodes : t.subgraph_nodes) += 1;
+  if (status == NodeStatus::Unknown && !find_op(n.domain, n.op_type)) t.unknown_nodes += 1;
+  else if (!c.known) t.uncosted_nodes += 1;
+  t.macs += c.macs * runs;
+  t.flops += c.flops * runs;
+  t.bytes_read += c.bytes_read * runs;
+  t.bytes_written += c.bytes_written * runs;
+  t.params = add_saturating(t.params, c.params, t.saturated);  // weights are stored once, whatever runs them
+  t.activations += c.activation_elems * runs;
+  OpTypeStats& st = a.by_op_type[n.qualified_op()];
+  st.count += 1;
+  st.macs += c.macs * runs;
+  st.flops += c.flops * runs;
+  st.bytes += (c.bytes_read + c.bytes_written) * runs;
+  if (c.has_bodies && !c.trips_known) t.per_iteration_loops += 1;
+}
+
+void add_values(const Graph& g, const GraphShapes& s, Analysis& a) {
+  ModelTotals& t = a.totals;
   for (std::size_t v = 0; v < s.values.size(); ++v) {
     if (!s.values[v].estimated) continue;
     t.estimated_values += 1;
@@ -48,14 +46,48 @@ void add_graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc, Analy
   }
 }
 
+void add_bodies(const Node& n, const NodeCost& c, const std::vector<GraphShapes>& shapes,
+                const std::vector<GraphCosts>& costs, Analysis& a, double runs);
+
+// A body, whose costs were computed with its node.
+void add_graph(const Graph& g, const GraphShapes& s, const GraphCosts& gc, Analysis& a, double runs) {
+  for (std::size_t ni = 0; ni < g.nodes.size(); ++ni) {
+    add_node(g.nodes[ni], gc.nodes[ni], s.status[ni], a, false, runs);
+    add_bodies(g.nodes[ni], gc.nodes[ni], s.subgraphs[ni], gc.subgraphs[ni], a, runs);
+  }
+  add_values(g, s, a);
+}
+
+void add_bodies(const Node& n, const NodeCost& c, const std::vector<GraphShapes>& shapes,
+                const std::vector<GraphCosts>& costs, Analysis& a, double runs) {
+  if (!c.has_bodies) return;
+  for (const auto& [body, k] : bodies_that_run(n, shapes, costs)) add_graph(*body, shapes[k], costs[k], a, runs * c.trips);
+}
+
+// The main graph, costed node by node; the table of costs is kept only when asked for.
+void add_main_graph(const Graph& g, const GraphShapes& s, Analysis& a, bool keep_costs) {
+  if (keep_costs) a.costs.nodes.resize(g.nodes.size());
+  NodeCoster coster(g, s);
+  std::vector<GraphCosts> bodies;
+  for (int ni : g.order) {
+    const std::size_t i = std::size_t(ni);
+    const NodeCost c = coster.next(ni, bodies);
+    add_node(g.nodes[i], c, s.status[i], a, true, 1);
+    add_bodies(g.nodes[i], c, s.subgraphs[i], bodies, a, 1);
+    if (!keep_costs) continue;
+    a.costs.nodes[i] = c;
+    if (!bodies.empty()) a.costs.subgraphs.of(i) = std::move(bodies);
+  }
+  add_values(g, s, a);
+}
+
 }  // namespace
 
 Analysis analyze(const Model& model, const AnalyzeOptions& options) {
   Analysis a;
   a.shapes = infer_shapes(model, options.dims);
-  a.costs = compute_costs(model.graph, a.shapes.graph);
   a.liveness = peak_live_memory(model.graph, a.shapes.graph);
-  add_graph(model.graph, a.shapes.graph, a.costs, a, true, 1);
+  add_main_graph(model.graph, a.shapes.graph, a, options.node_costs);
   if (a.totals.saturated || a.liveness.saturated)
     a.shapes.warnings.push_back({"some totals pass 2^64 (parameters, weight or activation bytes): they are shown saturated at 2^64 - 1", {}});
   return a;

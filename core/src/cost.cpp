@@ -19,11 +19,35 @@ bool is_param_dtype(DType t) {
 GraphCosts costs_of(const Graph& g, const GraphShapes& s) {
   GraphCosts gc;
   gc.nodes.resize(g.nodes.size());
-  gc.subgraphs.resize(g.nodes.size());
-  std::vector<bool> seen_weight(g.values.size(), false);  // a weight shared by two nodes counts once
+  NodeCoster coster(g, s);
+  std::vector<GraphCosts> bodies;
   for (int ni : g.order) {
+    gc.nodes[std::size_t(ni)] = coster.next(ni, bodies);
+    if (!bodies.empty()) gc.subgraphs.of(std::size_t(ni)) = std::move(bodies);
+  }
+  return gc;
+}
+
+double body_flops(const GraphCosts& x) {
+  double f = 0;
+  for (const auto& nc : x.nodes) f += nc.flops;
+  return f;
+}
+
+}  // namespace
+
+GraphCosts compute_costs(const Graph& graph, const GraphShapes& shapes) { return costs_of(graph, shapes); }
+
+NodeCoster::NodeCoster(const Graph& graph, const GraphShapes& shapes)
+    : g_(graph), s_(shapes), seen_weight_(graph.values.size(), false) {}
+
+NodeCost NodeCoster::next(int ni, std::vector<GraphCosts>& bodies) {
+  const Graph& g = g_;
+  const GraphShapes& s = s_;
+  bodies.clear();
+  NodeCost c;
+  {
     const Node& n = g.nodes[std::size_t(ni)];
-    NodeCost& c = gc.nodes[std::size_t(ni)];
     const OpSpec* spec = find_op(n.domain, n.op_type);
     c.cls = spec ? spec->cls : OpClass::Other;
     c.known = spec != nullptr && s.status[std::size_t(ni)] == NodeStatus::Inferred;
@@ -45,8 +69,8 @@ GraphCosts costs_of(const Graph& g, const GraphShapes& s) {
         c.bytes_read += int(i) == c.partial_input ? read_elements(c, i, vs) * double(dtype_bits(vs.dtype)) / 8.0
                                                  : double(vs.bytes());
       if (val.kind == ValueKind::Initializer && counts_as_param(n, i) && is_param_dtype(vs.dtype) &&
-          !seen_weight[std::size_t(v)]) {
-        seen_weight[std::size_t(v)] = true;
+          !seen_weight_[std::size_t(v)]) {
+        seen_weight_[std::size_t(v)] = true;
         c.params += vs.elements();
       }
     }
@@ -61,25 +85,14 @@ GraphCosts costs_of(const Graph& g, const GraphShapes& s) {
     std::size_t k = 0;
     for (const auto& a : n.attributes) {
       for (const auto& body : a.graphs) {
-        if (k < subs.size() && !subs[k].values.empty()) gc.subgraphs[std::size_t(ni)].push_back(costs_of(body, subs[k]));
-        else gc.subgraphs[std::size_t(ni)].push_back(GraphCosts{});
+        bodies.push_back(k < subs.size() && !subs[k].values.empty() ? costs_of(body, subs[k]) : GraphCosts{});
         ++k;
       }
     }
     c.has_bodies = k > 0;
   }
-  return gc;
+  return c;
 }
-
-double body_flops(const GraphCosts& x) {
-  double f = 0;
-  for (const auto& nc : x.nodes) f += nc.flops;
-  return f;
-}
-
-}  // namespace
-
-GraphCosts compute_costs(const Graph& graph, const GraphShapes& shapes) { return costs_of(graph, shapes); }
 
 std::vector<BodyThatRuns> bodies_that_run(const Node& n, const std::vector<GraphShapes>& shapes,
                                           const std::vector<GraphCosts>& costs) {

@@ -168,7 +168,7 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
   // While a control-flow node runs, its bodies' buffers are alive on top of everything live around it:
   // the largest body peak (a Loop reuses one iteration's buffers for the next; what it accumulates is in
   // its outputs, counted already). Branches are taken at their larger peak: an upper bound.
-  std::vector<double> inside(steps, 0.0);
+  std::vector<double> inside;  // by step, made at the first node with a body
   for (std::size_t i = 0; i < steps; ++i) {
     const std::size_t ni = std::size_t(g.order[i]);
     const Node& n = g.nodes[ni];
@@ -177,6 +177,7 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
       for (const auto& body : a.graphs) {
         if (k < s.subgraphs[ni].size() && !s.subgraphs[ni][k].values.empty()) {
           LivenessResult b = peak_live_memory(body, s.subgraphs[ni][k], float_bits);  // a body's inputs are the loop's
+          if (inside.empty()) inside.assign(steps, 0.0);
           inside[i] = std::max(inside[i], double(b.peak_bytes));
           r.complete = r.complete && b.complete;
           r.saturated = r.saturated || b.saturated;
@@ -187,7 +188,7 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
   double live = 0;
   for (std::size_t i = 0; i < steps; ++i) {
     live += delta[i];
-    const double at = live + inside[i];
+    const double at = live + (inside.empty() ? 0.0 : inside[i]);
     if (at > double(r.peak_bytes)) {  // saturates: a sum of huge buffers can pass 2^64 bytes
       r.peak_bytes = at >= 18446744073709551615.0 ? UINT64_MAX : std::uint64_t(at);
       if (at >= 18446744073709551615.0) r.saturated = true;
@@ -202,7 +203,7 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
       const bool held = inputs_held && g.values[v].kind == ValueKind::GraphInput;
       if (first[v] <= at && (held || last[v] >= at)) packing.add(double(size_of(s.values[v])));
     }
-    packing.add(inside[std::size_t(at)]);
+    if (!inside.empty()) packing.add(inside[std::size_t(at)]);
     r.peak_reserved = packing.reserved();
   }
   return r;

@@ -105,6 +105,7 @@ AnalyzeRequest analyze_options_from_json(const json& j) {
     else throw option_error("unknown option '" + key + "' (known: dims, perNode)");
   }
   r.options.dims = parse_dim_bindings(specs);
+  r.options.node_costs = r.per_node;  // the report's table is all that reads them
   return r;
 }
 

@@ -104,7 +104,7 @@ class Inference {
   void seed_common(const Graph& g, GraphShapes& gs, const std::vector<const GraphShapes*>& scopes) {
     gs.values.assign(g.values.size(), ValueShape{});
     gs.status.assign(g.nodes.size(), NodeStatus::Unknown);
-    gs.subgraphs.assign(g.nodes.size(), {});
+    gs.subgraphs.clear();
     for (std::size_t v = 0; v < g.values.size(); ++v) {
       const Value& val = g.values[v];
       if (val.kind == ValueKind::Initializer) {
@@ -168,7 +168,7 @@ class Inference {
       const Node& n = g.nodes[std::size_t(ni)];
       const OpSpec* spec = find_op(n.domain, n.op_type);
       if (spec) {
-        ShapeContext ctx(model_, g, n, gs.values, gs.subgraphs[std::size_t(ni)], bind_, result_.warnings,
+        ShapeContext ctx(model_, g, n, gs.values, gs.subgraphs, bind_, result_.warnings,
                          result_.unknown_ops, scopes.data(), int(scopes.size()), work_);
         try {
           spec->shape(ctx);
@@ -235,7 +235,7 @@ class Inference {
 }  // namespace
 
 ShapeContext::ShapeContext(const Model& model, const Graph& graph, const Node& node, std::vector<ValueShape>& values,
-                           std::vector<GraphShapes>& subgraphs, const DimBindings& bindings,
+                           NodeBodies<GraphShapes>& subgraphs, const DimBindings& bindings,
                            std::vector<Diagnostic>& warnings, std::vector<std::string>& unknown_ops,
                            const GraphShapes* const* scopes, int scope_depth, InferenceWork& work)
     : model_(model), graph_(graph), node_(node), values_(values), subgraphs_(subgraphs), bindings_(bindings),
@@ -281,11 +281,12 @@ std::vector<ValueShape> ShapeContext::run_subgraph(const Graph& body, const std:
       if (&g == &body) slot = count;
       ++count;
     }
-  if (subgraphs_.size() < count) subgraphs_.resize(count);
+  std::vector<GraphShapes>& mine = subgraphs_.of(std::size_t(node_.index));
+  if (mine.size() < count) mine.resize(count);
   ShapeResult scratch;  // warnings and unknown ops of bodies join the caller's lists below
   Inference inf(model_, bindings_, scratch, work_);
   std::vector<const GraphShapes*> scopes(scopes_, scopes_ + scope_depth_);
-  auto outs = inf.run_sub(body, subgraphs_[slot], inputs, scopes);
+  auto outs = inf.run_sub(body, mine[slot], inputs, scopes);
   // Appended as they are: a body inferred twice (Loop) repeats its warnings, and infer_shapes drops the
   // repeats once at the end, in linear time (a check per merge was quadratic in the warnings).
   for (auto& w : scratch.warnings) warnings_.push_back(std::move(w));
@@ -299,9 +300,10 @@ std::vector<ValueShape> ShapeContext::run_subgraph(const Graph& body, const std:
 
 void ShapeContext::discard_subgraph(const Graph& body) {
   std::size_t count = 0;
+  std::vector<GraphShapes>& mine = subgraphs_.of(std::size_t(node_.index));
   for (const auto& a : node_.attributes)
     for (const auto& g : a.graphs) {
-      if (&g == &body && count < subgraphs_.size()) subgraphs_[count] = GraphShapes{};
+      if (&g == &body && count < mine.size()) mine[count] = GraphShapes{};
       ++count;
     }
 }

@@ -67,6 +67,13 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
+// The model needs no byte of the file once loaded: the mapping goes before the analysis starts, so a
+// large file's pages do not add to the analysis' peak.
+perfcard::Model load_model_file(const std::string& path) {
+  MappedFile file(path);
+  return perfcard::load_model(file.bytes());
+}
+
 int usage(std::ostream& os, int code) {
   os << "usage: perfcard analyze MODEL.onnx [--dim NAME=VALUE ...] [--per-node] [--json]\n"
         "       perfcard predict MODEL.onnx [--device ID[,ID...]|all|all-gpus|cpus] [--batch N[,N...]]\n"
@@ -189,8 +196,7 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
   auto carbon = perfcard::CarbonTable::parse(data_file(carbon_file, "carbon_regions.json"));
   auto constants = perfcard::RooflineConstants::parse(data_file(constants_file, "roofline.json"));
   auto predictor = perfcard::select_predictor(opt.predictor, load_predictors(constants, weights_dir));
-  MappedFile file(path);
-  perfcard::Model model = perfcard::load_model(file.bytes());
+  perfcard::Model model = load_model_file(path);
   perfcard::PredictResult r = perfcard::predict(model, catalog, *predictor, constants, carbon, opt);
   nlohmann::json doc = perfcard::predict_to_json(r);
   if (card) {
@@ -250,10 +256,7 @@ int run_eval(const std::vector<std::string>& args) {
       if (!predictor) predictor = perfcard::select_predictor(pname, set);
       std::string mpath = q.at("model").get<std::string>();
       auto& m = models[mpath];
-      if (!m) {
-        MappedFile f(mpath);
-        m = std::make_unique<perfcard::Model>(perfcard::load_model(f.bytes()));
-      }
+      if (!m) m = std::make_unique<perfcard::Model>(load_model_file(mpath));
       const nlohmann::json qdims = q.value("dims", nlohmann::json::object());
       std::string key = mpath + "|" + qdims.dump();
       auto& a = analyses[key];
@@ -422,8 +425,8 @@ int run_analyze(const std::vector<std::string>& args) {
   if (path.empty()) return usage(std::cerr, 2);
   perfcard::AnalyzeOptions opt;
   opt.dims = perfcard::parse_dim_bindings(dims);
-  MappedFile file(path);
-  perfcard::Model model = perfcard::load_model(file.bytes());
+  opt.node_costs = per_node;  // only the per-node table reads them
+  perfcard::Model model = load_model_file(path);
   perfcard::Analysis analysis = perfcard::analyze(model, opt);
   nlohmann::json doc = perfcard::analysis_to_json(model, analysis, per_node);
   if (json) std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

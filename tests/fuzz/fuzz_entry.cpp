@@ -28,7 +28,7 @@ void check_shapes(const Graph& g, const GraphShapes& s) {
     if (v.value && v.fully_known() && v.value->size() != v.elements())
       throw std::logic_error("folded contents do not match their shape");
   }
-  for (std::size_t n = 0; n < g.nodes.size() && n < s.subgraphs.size(); ++n) {
+  for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     std::size_t k = 0;
     for (const auto& a : g.nodes[n].attributes)
       for (const auto& body : a.graphs) {

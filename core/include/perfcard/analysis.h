@@ -15,6 +15,9 @@ namespace perfcard {
 
 struct AnalyzeOptions {
   DimBindings dims;
+  // Keep every node's costs in Analysis::costs (the predictors and a per-node report read them). Without
+  // them the totals are the same; a summary of a huge graph then does not hold 100 bytes a node.
+  bool node_costs = true;
 };
 
 struct ModelTotals {
@@ -43,7 +46,7 @@ struct OpTypeStats {
 
 struct Analysis {
   ShapeResult shapes;
-  GraphCosts costs;
+  GraphCosts costs;  // empty unless AnalyzeOptions::node_costs
   LivenessResult liveness;
   ModelTotals totals;
   std::map<std::string, OpTypeStats> by_op_type;

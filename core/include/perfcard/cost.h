@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "perfcard/graph.h"
+#include "perfcard/node_bodies.h"
 #include "perfcard/op_registry.h"
 #include "perfcard/shape_inference.h"
 
@@ -79,10 +80,24 @@ class CostContext {
 
 struct GraphCosts {
   std::vector<NodeCost> nodes;                       // indexed like Graph::nodes
-  std::vector<std::vector<GraphCosts>> subgraphs;    // per node, per graph attribute
+  NodeBodies<GraphCosts> subgraphs;                  // per node, per graph attribute
 };
 
 GraphCosts compute_costs(const Graph& graph, const GraphShapes& shapes);
+
+// The same costs one node at a time, for walks that need no table of them (a million-node graph's costs
+// are 100 MB). Call next() for the nodes in graph.order: a weight read by two nodes is counted at the first.
+class NodeCoster {
+ public:
+  NodeCoster(const Graph& graph, const GraphShapes& shapes);
+  // `bodies` receives the costs of the node's graph attributes (one per attribute, in order).
+  NodeCost next(int node, std::vector<GraphCosts>& bodies);
+
+ private:
+  const Graph& g_;
+  const GraphShapes& s_;
+  std::vector<bool> seen_weight_;  // by value: a weight shared by two nodes counts once
+};
 
 // The graph attributes of a control-flow node that run: Loop's and Scan's body; for If the costlier of
 // then_branch and else_branch that shape inference kept (it drops the branch a known condition never

@@ -74,7 +74,7 @@ std::span<const OpSpec> all_ops();
 class ShapeContext {
  public:
   ShapeContext(const Model& model, const Graph& graph, const Node& node, std::vector<ValueShape>& values,
-               std::vector<GraphShapes>& subgraphs, const DimBindings& bindings,
+               NodeBodies<GraphShapes>& subgraphs, const DimBindings& bindings,
                std::vector<Diagnostic>& warnings, std::vector<std::string>& unknown_ops,
                const GraphShapes* const* scopes, int scope_depth, InferenceWork& work);
 
@@ -113,7 +113,7 @@ class ShapeContext {
   const Graph& graph_;
   const Node& node_;
   std::vector<ValueShape>& values_;
-  std::vector<GraphShapes>& subgraphs_;
+  NodeBodies<GraphShapes>& subgraphs_;  // the graph's: this node's are made when a body runs
   const DimBindings& bindings_;
   std::vector<Diagnostic>& warnings_;
   std::vector<std::string>& unknown_ops_;

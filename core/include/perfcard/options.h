@@ -19,7 +19,7 @@
 namespace perfcard {
 
 struct AnalyzeRequest {
-  AnalyzeOptions options;
+  AnalyzeOptions options{{}, /*node_costs=*/false};  // per_node: true
   bool per_node = false;
 };
 

@@ -12,6 +12,7 @@
 
 #include "perfcard/error.h"
 #include "perfcard/graph.h"
+#include "perfcard/node_bodies.h"
 
 namespace perfcard {
 
@@ -46,7 +47,7 @@ enum class NodeStatus : std::uint8_t { Inferred, FromValueInfo, Unknown };
 struct GraphShapes {
   std::vector<ValueShape> values;                 // indexed like Graph::values
   std::vector<NodeStatus> status;                 // indexed like Graph::nodes
-  std::vector<std::vector<GraphShapes>> subgraphs;  // per node: one per graph attribute, in order
+  NodeBodies<GraphShapes> subgraphs;               // per node: one per graph attribute, in order
 };
 
 struct Diagnostic {
