@@ -281,3 +281,32 @@ TEST_CASE("totals that pass 2^64 saturate and say so") {
   for (const auto& w : l.analysis.shapes.warnings) said |= w.message.find("saturated") != std::string::npos;
   CHECK(said);
 }
+
+TEST_CASE("an analysis without the node costs table has the same totals, and what reads the table refuses it") {
+  ModelBuilder b;
+  b.input("x", 1, {std::int64_t(2), std::int64_t(16)});
+  b.initializer("w", 1, {16, 16});
+  b.node("MatMul", {"x", "w"}, {"h"}, "mm1");
+  b.node("Relu", {"h"}, {"r"}, "relu");
+  b.node("MatMul", {"r", "w"}, {"y"}, "mm2");  // the same weight again: counted once, at the first reader
+  b.output("y");
+  auto bytes = b.bytes();
+  perfcard::Model m = perfcard::load_model(bytes);
+  perfcard::AnalyzeOptions with, without;
+  without.node_costs = false;
+  const perfcard::Analysis full = perfcard::analyze(m, with), lean = perfcard::analyze(m, without);
+  REQUIRE(full.costs.nodes.size() == 3);
+  CHECK(lean.costs.nodes.empty());
+  CHECK(lean.totals.macs == full.totals.macs);
+  CHECK(lean.totals.bytes_read == full.totals.bytes_read);
+  CHECK(lean.totals.params == 16 * 16);
+  CHECK(lean.by_op_type.at("MatMul").count == 2);
+  CHECK_NOTHROW(perfcard::require_node_costs(m, full));
+  try {
+    perfcard::require_node_costs(m, lean);
+    FAIL("an analysis without node costs was accepted");
+  } catch (const perfcard::Error& e) {
+    CHECK(e.code() == perfcard::ErrorCode::Internal);
+    CHECK(e.message() == "this needs every node's costs: analyze() was called without AnalyzeOptions::node_costs");
+  }
+}

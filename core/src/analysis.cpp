@@ -83,6 +83,11 @@ void add_main_graph(const Graph& g, const GraphShapes& s, Analysis& a, bool keep
 
 }  // namespace
 
+void require_node_costs(const Model& model, const Analysis& a) {
+  if (a.costs.nodes.size() != model.graph.nodes.size())
+    throw internal_error("this needs every node's costs: analyze() was called without AnalyzeOptions::node_costs");
+}
+
 Analysis analyze(const Model& model, const AnalyzeOptions& options) {
   Analysis a;
   a.shapes = infer_shapes(model, options.dims);

@@ -125,7 +125,7 @@ std::string_view StringPool::store(std::string_view s) {
     large_.push_back(std::make_unique<char[]>(s.size()));
     at = large_.back().get();
   } else {
-    if (s.size() > capacity_ - used_) {
+    if (chunks_.empty() || s.size() > capacity_ - used_) {
       chunks_.push_back(std::make_unique<char[]>(kChunk));
       used_ = 0;
       capacity_ = kChunk;

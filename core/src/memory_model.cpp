@@ -61,6 +61,7 @@ double slack(const SegmentPacking& p) { return std::max(0.0, p.reserved() - p.al
 
 MemoryBreakdown estimate_memory(const Model& model, const Analysis& a, Precision p, Mode mode, Optimizer optimizer,
                                 const RuntimeConstants& rt) {
+  require_node_costs(model, a);
   MemoryBreakdown m;
   const int bits = precision_bits(p);
   double params = 0;

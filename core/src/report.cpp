@@ -110,6 +110,7 @@ json nodes_json(const Graph& g, const GraphShapes& s, const GraphCosts& gc) {
 }  // namespace
 
 json analysis_to_json(const Model& m, const Analysis& a, bool per_node) {
+  if (per_node) require_node_costs(m, a);
   json j;
   j["schema_version"] = kAnalyzeSchemaVersion;
   json model;

@@ -344,6 +344,7 @@ class Builder {
 KernelPlan plan_kernels(const Model& model, const Analysis& analysis, const RooflineConstants& constants,
                         std::string_view runtime, Precision precision, std::vector<std::vector<int>>* members,
                         bool fuse_pointwise) {
+  require_node_costs(model, analysis);
   RuntimeConstants rt = constants.runtime(runtime);
   rt.fuse_elementwise = rt.fuse_elementwise && fuse_pointwise;
   if (members) members->clear();

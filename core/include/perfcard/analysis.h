@@ -54,4 +54,8 @@ struct Analysis {
 
 Analysis analyze(const Model& model, const AnalyzeOptions& options);
 
+// For what reads Analysis::costs (kernel plans, memory, training steps, the per-node report): an analysis
+// made without AnalyzeOptions::node_costs is refused with an internal error instead of read past its end.
+void require_node_costs(const Model& model, const Analysis& analysis);
+
 }  // namespace perfcard

@@ -610,6 +610,10 @@ class Loader {
       n.attributes.reserve(attrs.size());
       for (std::size_t i = 0; i < attrs.size(); ++i) n.attributes.push_back(parse_attribute(attrs[i], i, depth, g.path, n, ctx));
     }
+    // Edges are counted in 32 bits (the pools' offsets, value indices): a graph past that is refused.
+    if (g.node_edges.size() + ins.size() + outs.size() > std::size_t(INT32_MAX))
+      throw Error("the graph has more than 2^31 node inputs and outputs", Location{nf.offset, {}, {}, g.path},
+                  ErrorCode::Limit);
     const EdgeRange range{std::uint32_t(g.node_edges.size()), std::uint32_t(ins.size()), std::uint32_t(outs.size())};
     for (auto s : ins) g.node_edges.push_back(s.empty() ? -1 : intern(g, s));
     for (auto s : outs) {
@@ -632,28 +636,10 @@ class Loader {
     edges.push_back(range);
   }
 
-  // Sizes the node and value tables once from a count of the graph's fields: grown by doubling, a
-  // million-node graph would hold its old and new tables at once, half again its final size.
-  // Reserving touches no page, and the cap keeps a count from a hostile file from being an allocation.
-  void reserve_graph(const Field& gf, Graph& g) const {
-    std::size_t nodes = 0, named = 0;
-    Reader count(gf.bytes, gf.payload_offset, "GraphProto", graph_field);
-    while (!count.done()) {
-      const Field f = count.next();
-      nodes += f.number == 1;
-      named += f.number == 1 || f.number == 5 || f.number == 11;  // each node names an output, mostly one
-    }
-    constexpr std::size_t kCap = std::size_t(1) << 24;
-    g.nodes.reserve(std::min(nodes, kCap));
-    g.values.reserve(std::min(named, kCap));
-    g.value_index.reserve(std::min(named, kCap), g.values);
-  }
-
   Graph parse_graph(const Field& gf, int depth, const std::string& path) {
     Graph g;
     g.depth = depth;
     g.path = path;
-    reserve_graph(gf, g);
     Reader r(gf.bytes, gf.payload_offset, "GraphProto", graph_field);
     const Location ctx{{}, {}, {}, path};
     r.set_context(ctx);
