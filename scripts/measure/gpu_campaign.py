@@ -425,8 +425,11 @@ def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, mea
                 break
             e = entries_by_id[c.model]
             if c.model not in cache:
-                cache.clear()  # one model in memory at a time
+                cache.clear()  # one model in memory at a time: the loop's own names held the last one too
+                got = model = inputs = None
                 gc.collect()
+                if device.startswith("cuda"):
+                    torch.cuda.empty_cache()
                 try:
                     why = too_large(e, device)
                     if why:
@@ -442,6 +445,8 @@ def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, mea
                     cache[c.model] = (model, inputs, n)
                 except Skip as s:
                     cache[c.model] = str(s)
+                except torch.cuda.OutOfMemoryError:
+                    cache[c.model] = "out of memory while building it"
             got = cache[c.model]
             row = {**asdict(c), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
             if isinstance(got, str):
