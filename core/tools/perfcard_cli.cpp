@@ -30,6 +30,7 @@
 #include "perfcard/learned_prepared.h"
 #include "perfcard/operator_graph.h"
 #include "perfcard/op_registry.h"
+#include "perfcard/power_model.h"
 #include "perfcard/predict.h"
 #include "perfcard/predictor_registry.h"
 #include "perfcard/report.h"
@@ -225,7 +226,8 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
 // (the operator graph a graph predictor reads, operator_graph.h), "sequence" (the kernel sequence the
 // transformer reads, kernel_sequence.h), "embedding" (the GNN's graph embedding), "sequence_embedding" (the
 // transformer's), "memory" ({"mode", "optimizer"}: the memory model's parts in bytes, memory_model.h),
-// "training" ({"optimizer"}: time one training step, training_step.h, instead of a forward)}.
+// "training" ({"optimizer"}: time one training step, training_step.h, instead of a forward)}. The answer holds
+// the board power the power model gives (power_w) wherever the catalog knows the device's idle power and TDP.
 int run_eval(const std::vector<std::string>& args) {
   std::string queries, constants_file, devices_file, weights_dir;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -291,6 +293,8 @@ int run_eval(const std::vector<std::string>& args) {
       out["predictor"] = r.predictor;
       out["version"] = r.version;
       out["baseline_ms"] = r.baseline_ms;
+      if (auto power = perfcard::predict_power_w(d, constants.power, r.busy_fraction, r.intensity))
+        out["power_w"] = *power;
       out["out_of_distribution"] = r.out_of_distribution;
       out["uncertainty"] = r.uncertainty;
       if (r.band_coverage > 0) out["band_ms"] = {r.band_low_ms, r.band_high_ms};

@@ -128,9 +128,10 @@ def transformer_modules():
             self.pool = nn.Linear(hidden, hidden)
 
         def forward(self, input_ids, attention_mask):
-            ext = attention_mask[:, None, None, :].to(torch.float32)
-            ext = (1.0 - ext) * torch.finfo(torch.float32).min
             x = self.emb(input_ids)
+            # In the activations' precision: the GPU campaign runs these modules in fp16 and bf16 too.
+            ext = attention_mask[:, None, None, :].to(x.dtype)
+            ext = (1.0 - ext) * torch.finfo(x.dtype).min
             for layer in self.layers:
                 x = layer(x, ext)
             pooled = torch.tanh(self.pool(x[:, 0]))                # Gather with a scalar index
@@ -240,7 +241,7 @@ def transformer_modules():
             t = torch.arange(past_len, past_len + s, device=x.device).to(torch.float32)
             freqs = torch.outer(t, self.inv_freq)
             emb = torch.cat((freqs, freqs), dim=-1)
-            cos, sin = emb.cos()[None, None, :, :], emb.sin()[None, None, :, :]
+            cos, sin = emb.cos()[None, None, :, :].to(q.dtype), emb.sin()[None, None, :, :].to(q.dtype)
             q = q * cos + rotate_half(q) * sin
             k = k * cos + rotate_half(k) * sin
             if past_k is not None:

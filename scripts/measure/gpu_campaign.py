@@ -182,13 +182,23 @@ def built_on(device):
     return d if hasattr(d, "__enter__") else contextlib.nullcontext()
 
 
+def without_aux_heads(model):
+    """GoogLeNet's and Inception v3's auxiliary classifiers run only in training mode, so the zoo's graphs
+    (exported in eval mode) lack them: the module measured drops them too, to be the network the graph is."""
+    for name in ("aux1", "aux2", "AuxLogits"):
+        if getattr(model, name, None) is not None:
+            setattr(model, name, None)
+            model.aux_logits = False
+    return model
+
+
 def instantiate(e):
     """The torch module a manifest entry describes, and a function making its inputs for a Config."""
     import torch
     cfg = e["config"]
     if e["set"] == "torchvision":
         from scripts.zoo.export_variants import build
-        model = build(cfg)
+        model = without_aux_heads(build(cfg))
         size = cfg["image_size"]
 
         def inputs(c, device, dtype):

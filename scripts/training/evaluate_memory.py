@@ -27,6 +27,7 @@ import sys
 from scripts import paths
 from scripts.roofline.perfcard_eval import run_queries
 from scripts.training.report import replace_section
+from scripts.zoo.ensure import ensure_graph
 
 CSV = os.path.join(paths.MEASURED, "autograd_memory_cpu.csv")
 DOC = os.path.join(paths.DOCS, "accuracy.md")
@@ -60,21 +61,6 @@ def load_rows(path=CSV):
     return used, sorted({r["model"] for r in rows if r["sgd_state_bytes"] < r["param_bytes"]})
 
 
-def ensure_graph(row, entries):
-    """The zoo graph of a row, exported when this clone lacks it."""
-    path = os.path.join(paths.ZOO_OUT, row["file"])
-    if os.path.exists(path):
-        return path
-    e = entries[row["model"]]
-    if e["set"] != "torchvision":
-        raise SystemExit(f"{path} is missing: run /usr/bin/python3 -m scripts.zoo.all first")
-    from scripts.zoo.export_variants import export
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    print(f"exporting {row['model']} (missing from the zoo)", file=sys.stderr)
-    export(e["config"], e["family"], path)
-    return path
-
-
 def predict(rows):
     from scripts.measure.gpu_campaign import load_manifests
     entries = {e["id"]: e for e in load_manifests(("torchvision", "transformers", "nasbench201"))}
@@ -83,7 +69,7 @@ def predict(rows):
         dims = {"batch": r["batch"]}
         if r["sequence"]:
             dims["sequence"] = r["sequence"]
-        base = dict(model=ensure_graph(r, entries), dims=dims, device=DEVICE, precision="fp32", runtime="pytorch-eager")
+        base = dict(model=ensure_graph(entries[r["model"]]), dims=dims, device=DEVICE, precision="fp32", runtime="pytorch-eager")
         for proto, opt in sorted({(p, o) for _, p, o, _, _ in COMPARED} | {("training", "adam")}):
             queries.append({**base, "memory": {"mode": proto, "optimizer": opt}})
             keys.append((i, proto, opt))
