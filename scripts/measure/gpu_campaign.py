@@ -216,7 +216,8 @@ def instantiate(e):
 
 
 def transformer(cfg):
-    """BERT/RoBERTa, GPT-2 and Llama-style modules of scripts/checks/check_shapes.py at the config's sizes."""
+    """BERT/RoBERTa from scripts/checks/check_shapes.py; GPT-2, OPT, the Llama family and ViT from
+    scripts/measure/torch_transformers.py (every step, decode with its KV cache included)."""
     import torch
     from scripts.checks.check_shapes import transformer_modules
     mods = transformer_modules()
@@ -228,24 +229,12 @@ def transformer(cfg):
         def inputs(c, device, dtype):
             ids = torch.randint(0, cfg["vocab"], (c.batch, c.sequence), device=device)
             return ids, torch.ones_like(ids)
-    elif arch == "gpt" and step == "prefill":
-        model = mods["GPT2"](vocab=cfg["vocab"], n_embd=cfg["hidden"], n_layer=cfg["layers"], n_head=cfg["heads"],
-                             n_pos=cfg["max_pos"])
-
-        def inputs(c, device, dtype):
-            return (torch.randint(0, cfg["vocab"], (c.batch, c.sequence), device=device),)
-    elif arch == "llama":
-        kvh, hd = cfg["kv_heads"], cfg["hidden"] // cfg["heads"]
-        model = mods["Llama"](vocab=cfg["vocab"], dim=cfg["hidden"], layers=cfg["layers"], n_heads=cfg["heads"],
-                              n_kv_heads=kvh, hidden=cfg["inter"], with_past=step == "decode")
-
-        def inputs(c, device, dtype):
-            ids = torch.randint(0, cfg["vocab"], (c.batch, c.sequence), device=device)
-            past = [torch.randn(c.batch, kvh, c.past_sequence, hd, device=device, dtype=dtype)
-                    for _ in range(2 * cfg["layers"])] if step == "decode" else []
-            return (ids, *past)
-    else:
-        raise Skip(f"no torch module for arch {arch!r} step {step!r} here")
+    else:  # GPT-2/OPT, the Llama family and ViT: modules mirroring the zoo's graph builders
+        from scripts.measure.torch_transformers import build
+        try:
+            model, inputs = build(cfg)
+        except ValueError as err:
+            raise Skip(str(err))
     return model, inputs
 
 
