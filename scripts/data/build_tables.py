@@ -258,6 +258,40 @@ class Tables:
                 "memory_mib": rss, "runtime": runtime_of(r), "mode": "inference",
                 "precision": "fp32", "batch": float(r.batch), "sequence": seq, "threads": int(r.threads)})
 
+    def gpu_ours(self):
+        """Our GPU campaign's rows (data/measured/gpu_<device>_torch.csv, scripts/measure/gpu_campaign.py):
+        PyTorch eager on a lent GPU, every protocol; memory is the device's figure (NVML used), as the core's
+        peak_memory_mb is; energy is per sample. Training at 16 bits ran under autocast: precision amp."""
+        import glob
+        from scripts.calibration.evaluate_gpu_ours import CATALOG
+        src = "perfcard_gpu_torch"
+        for path in sorted(glob.glob(str(MEASURED / "gpu_*_torch.csv"))):
+            with open(path.replace("_torch.csv", "_environment.json")) as f:
+                env = json.load(f)
+            dev_id = catalog_features.canonical(CATALOG.get((env.get("gpu"), env.get("power_limit_w"))))
+            key = dev_id or f"raw:{env.get('gpu')}"
+            for r in pd.read_csv(path, keep_default_na=False).itertuples(index=False):
+                if r.error:
+                    self.report[src]["unmatched"][(key, "campaign: " + r.error.split(":")[0][:60])] += 1
+                    continue
+                e = self.zoo.by_id.get((r.set, r.model))
+                if e is None or not os.path.exists(os.path.join(zm.OUT_DIR, e["file"])):
+                    self.report[src]["unmatched"][(key, "measured model not in scripts/zoo/out")] += 1
+                    continue
+                seq, past, batch = int(r.sequence) or None, int(r.past_sequence) or None, int(r.batch)
+                prec = r.precision
+                if r.protocol == "training" and prec in ("fp16", "bf16"):
+                    prec = "amp" if prec == "fp16" else "amp_bf16"
+                num = lambda x: float(x) if x != "" else None  # noqa: E731
+                self.add(e, self._bind(e, seq, past), src, key, {
+                    "device_id": dev_id, "device_raw": env.get("gpu"), "device_kind": devices.kind_of(dev_id),
+                    "latency_ms": float(r.median_ms), "latency_kind": "per_batch_step",
+                    "throughput_per_s": batch / float(r.median_ms) * 1000.0, "throughput_unit": "samples/s",
+                    "memory_mib": num(r.device_used_mib), "power_w": num(r.power_w),
+                    "energy_j": num(r.energy_j_per_sample), "energy_unit": "J/sample",
+                    "runtime": "pytorch-eager", "mode": r.protocol, "precision": prec, "batch": float(batch),
+                    "sequence": seq, "n_devices": 1})
+
     # -- outputs ------------------------------------------------------------------------------------------
     def whole_model(self) -> pd.DataFrame:
         df = pd.DataFrame(self.rows)
@@ -395,7 +429,7 @@ def main(argv=None) -> int:
     t0 = time.time()
     t = Tables(args.out, args.cache or os.path.join(args.out, "analyze_cache"))
     print(f"zoo: {len(t.zoo.entries)} manifest graphs + {len(t.zoo.legacy)} {LEGACY} graphs")
-    steps = [t.timm, t.dle, t.mlenergy, t.cpu_ours] + ([] if args.skip_help else [t.help])
+    steps = [t.timm, t.dle, t.mlenergy, t.cpu_ours, t.gpu_ours] + ([] if args.skip_help else [t.help])
     for step in steps:
         s = time.time()
         step()

@@ -71,6 +71,7 @@ def tables():
         t.timm()
         t.dle()
         t.cpu_ours()
+        t.gpu_ours()
         _STATE["t"] = t
         _STATE["whole"] = t.whole_model()
     return _STATE["t"], _STATE["whole"]
@@ -170,6 +171,21 @@ class MatchTest(unittest.TestCase):
         self.assertTrue((web.threads == 1).all())
         # Chromium's renderer memory is not visible to the driver: no figure rather than a wrong one
         self.assertTrue(web[web.runtime.str.contains("chromium")].memory_mib.isna().all())
+
+    def test_our_gpu_rows_keep_protocol_memory_and_energy(self):
+        t, whole = tables()
+        src = "perfcard_gpu_torch"
+        rep = t.report.get(src, {"matched": {}, "unmatched": {}})
+        gpu = whole[whole.source == src]
+        self.assertEqual(sum(rep["matched"].values()), len(gpu))
+        if not len(gpu):
+            self.skipTest("no GPU campaign rows with their zoo graph on this machine")
+        self.assertTrue((gpu.runtime == "pytorch-eager").all())
+        self.assertTrue(set(gpu["mode"]) <= {"inference", "inference-grad", "training"})
+        # autocast training is named as the core models it; no_grad inference runs at the precision itself
+        self.assertFalse(((gpu["mode"] == "training") & (gpu.precision == "fp16")).any())
+        self.assertTrue(gpu.memory_mib.gt(0).all() and gpu.energy_j.gt(0).all())
+        self.assertTrue(all(reason for _, reason in rep["unmatched"]))
 
     def test_help_arch_strings_find_zoo_cells(self):
         t, _ = tables()

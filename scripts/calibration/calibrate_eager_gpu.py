@@ -1,0 +1,122 @@
+"""Stage G of the roofline calibration: PyTorch eager's host-side constants, from our own GPU rows.
+
+    /usr/bin/python3 -m scripts.calibration.calibrate_eager_gpu [--write]
+
+Reads data/measured/gpu_<device>_torch.csv (scripts/measure/gpu_campaign.py) through
+scripts/calibration/evaluate_gpu_ours.py's loader and fits, on the campaign's training families only (the
+hash split of stage C, scripts/roofline/whole_models.family_split), three constants of the `pytorch-eager`
+runtime that belong to the host, the driver and the PyTorch build rather than to the GPU:
+- context_mb: the CUDA context and the libraries' resident memory, the median of NVML's used memory beyond
+  PyTorch's reserved pool over every row;
+- workspace_mb: what PyTorch allocates beyond the weights and activations the memory model counts in a
+  no_grad forward (cuBLAS/cuBLASLt workspaces, cuDNN's), the median over the inference rows;
+- dispatch_us: the host's cost per kernel, fitted in log space on the inference rows (where these small
+  models leave the GPU mostly idle it is the latency).
+--write stores context_mb and workspace_mb (for `pytorch-eager` and `pytorch-cuda-graphs`, whose memory
+figures are eager's) in weights/roofline.json with the provenance. dispatch_us is reported, not written: the
+learned predictors read the roofline's latency as a feature and were trained with the present constant,
+so the two change together, in a retrain on the full zoo's tables. The memory constants enter no feature.
+Run after stage C (calibrate_models.py); scripts/calibrate.sh runs every stage in order.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+
+from scripts import paths
+from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
+
+MIB = 2 ** 20
+# Runtimes whose memory figures are eager's (weights/roofline.json's pytorch-cuda-graphs source says so).
+MEMORY_RUNTIMES = ("pytorch-eager", "pytorch-cuda-graphs")
+
+
+def split_of(rows):
+    from scripts.roofline.whole_models import family_split
+    return {r["family"]: family_split(r["family"]) for r in rows}
+
+
+def with_constants(base, **eager):
+    d = json.loads(json.dumps(base))
+    for k, v in eager.items():
+        rts = MEMORY_RUNTIMES if k in ("context_mb", "workspace_mb") else ("pytorch-eager",)
+        for rt in rts:
+            d["runtimes"][rt][k] = v
+    return d
+
+
+def fit(rows, base):
+    """{context_mb, workspace_mb, dispatch_us} fitted on the training families, and the report."""
+    from scipy.optimize import minimize_scalar
+    from scripts.calibration.evaluate_gpu_ours import query
+    split = split_of(rows)
+    train = [r for r in rows if split[r["family"]] == "train"]
+    inf = [r for r in train if r["protocol"] == "inference"]
+    context_mb = statistics.median(r["device_used_mib"] - r["max_reserved_mib"] for r in train
+                                   if r["device_used_mib"] and r["max_reserved_mib"]) * MIB / 1e6
+    parts = run_queries([query(r, "roofline", memory=True) for r in inf], base)
+    workspace_mb = statistics.median(r["max_allocated_mib"] - (x["memory_bytes"]["weights"] + x["memory_bytes"]["activations"]) / MIB
+                                     for r, x in zip(inf, parts) if r["max_allocated_mib"]) * MIB / 1e6
+    qs = [query(r, "roofline") for r in inf]
+
+    def loss(log_d):
+        res = run_queries(qs, with_constants(base, dispatch_us=math.exp(log_d)))
+        return statistics.fmean(math.log(x["latency_ms"] / r["median_ms"]) ** 2 for x, r in zip(res, inf))
+
+    opt = minimize_scalar(loss, bounds=(0.0, math.log(200.0)), method="bounded", options={"xatol": 1e-3})
+    fitted = {"context_mb": round(context_mb, 1), "workspace_mb": round(workspace_mb, 2),
+              "dispatch_us": round(math.exp(opt.x), 3)}
+    report = {"fit_rows": len(inf), "memory_rows": len(train), "train_families": sorted({r["family"] for r in train}),
+              "held_out_families": sorted({r["family"] for r in rows if split[r["family"]] == "test"}),
+              "train_rmse_log_dispatch": round(math.sqrt(opt.fun), 4), "split": split}
+    return fitted, report
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="store context_mb and workspace_mb in weights/roofline.json")
+    a = ap.parse_args(argv)
+    from scripts.calibration.evaluate_gpu_ours import load
+    rows, _, envs = load()
+    if not rows:
+        print("no GPU campaign rows in data/measured: nothing to fit")
+        return 0
+    with open(paths.ROOFLINE_JSON) as f:
+        doc = json.load(f)
+    fitted, report = fit(rows, doc)
+    shipped = {k: doc["runtimes"]["pytorch-eager"][k] for k in fitted}
+    print(json.dumps({"fitted": fitted, "shipped": shipped, **{k: v for k, v in report.items() if k != "split"}}, indent=1))
+    if not a.write:
+        return 0
+    doc = with_constants(doc, context_mb=fitted["context_mb"], workspace_mb=fitted["workspace_mb"])
+    for rt in MEMORY_RUNTIMES:
+        doc["runtimes"][rt]["source"] = doc["runtimes"][rt]["source"].split(" | stage G:")[0] + (
+            " | stage G: context_mb and workspace_mb fitted on our own GPU rows (scripts/calibration/calibrate_eager_gpu.py)")
+    prov = json.loads(doc["provenance"])
+    prov["stage_g"] = {
+        "script": "scripts/calibration/calibrate_eager_gpu.py",
+        "source": "data/measured/gpu_*_torch.csv: " + "; ".join(
+            f"{dev} ({e['gpu']}, PyTorch {e['torch']}, CUDA {e['cuda']}, driver {e['driver']})" for dev, e in sorted(envs.items())),
+        "written": {k: fitted[k] for k in ("context_mb", "workspace_mb")},
+        "runtimes": list(MEMORY_RUNTIMES),
+        "dispatch_us_fitted_not_written": fitted["dispatch_us"],
+        "why_not_dispatch": "the learned predictors read the roofline's latency as a feature and were trained with "
+                            "the present dispatch constant: both change together, in a retrain",
+        "context": "median of NVML used minus PyTorch max_memory_reserved, every protocol",
+        "workspace": "median of PyTorch max_memory_allocated minus the memory model's weights and activations, "
+                     "no_grad inference",
+        **{k: v for k, v in report.items() if k != "split"},
+    }
+    doc["provenance"] = json.dumps(prov, sort_keys=True)
+    with open(paths.ROOFLINE_JSON, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    refresh_manifest()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
