@@ -446,6 +446,8 @@ def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, mea
                     cache[c.model] = str(s)
                 except torch.cuda.OutOfMemoryError:
                     cache[c.model] = "out of memory while building it"
+                except Exception as err:  # noqa: BLE001  a module that cannot be built here: its rows say why
+                    cache[c.model] = f"cannot build it: {type(err).__name__}: " + (str(err).splitlines() or [""])[0][:150]
             got = cache[c.model]
             row = {**asdict(c), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
             if isinstance(got, str):
@@ -461,8 +463,10 @@ def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, mea
                 except torch.cuda.OutOfMemoryError:
                     row["error"] = "out of memory"
                     skipped += 1
-                except (RuntimeError, Skip) as err:  # an op this precision/runtime lacks: say so, go on
-                    row["error"] = str(err).splitlines()[0][:200]
+                except Exception as err:  # noqa: BLE001  an op this precision lacks, a compiler's failure
+                    # (torch.compile raises its own types, not only RuntimeError): one row says so, the
+                    # campaign goes on, so a lease's minutes are not lost to one configuration.
+                    row["error"] = (f"{type(err).__name__}: " + (str(err).splitlines() or [""])[0])[:200]
                     skipped += 1
                 finally:
                     if device.startswith("cuda"):

@@ -122,6 +122,22 @@ class Run(unittest.TestCase):
         self.assertIn("parameters here, the manifest's graph has 123", said[0])
         self.assertIn("skipped", self.rows()[0]["error"])
 
+    def test_any_failure_of_one_configuration_is_a_row_and_the_campaign_goes_on(self):
+        # torch.compile raises types of its own, not only RuntimeError: one failure must not end a lease.
+        calls = []
+
+        def flaky(model, inputs, c, device, nvml):
+            calls.append(c)
+            if len(calls) == 1:
+                raise AssertionError("a compiler's internal check\nwith more lines")
+            return quick(model, inputs, c, device, nvml)
+
+        configs = self.configs()
+        m, s = gc.run(configs, self.by_id, self.csv, "cpu", time.time() + 600, self.nvml, log=lambda x: None,
+                      measure_fn=flaky)
+        self.assertEqual((m, s), (len(configs) - 1, 1))
+        self.assertEqual(self.rows()[0]["error"], "AssertionError: a compiler's internal check")
+
     def test_a_past_deadline_measures_nothing_and_says_what_is_left(self):
         said = []
         m, s = gc.run(self.configs(), self.by_id, self.csv, "cpu", time.time() - 1, self.nvml, log=said.append,
