@@ -22,7 +22,7 @@ from scipy.stats import kendalltau
 
 from scripts import paths
 from scripts.roofline.cpu_rows import machine, ort_queries, ort_rows
-from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
+from scripts.roofline.perfcard_eval import refresh_manifest, run_queries, write_constants
 
 CONSTANTS = paths.ROOFLINE_JSON
 DEVICES = paths.DEVICES_JSON
@@ -160,9 +160,7 @@ def main():
         "held_out": score(test),
     }
     fitted["provenance"] = json.dumps(prov, sort_keys=True)
-    with open(CONSTANTS, "w") as f:
-        json.dump(fitted, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_constants(fitted, CONSTANTS)
     if fit_bw:
         write_fitted_bandwidth(m["catalog_id"], bw, prov["stage_e"])
     print(json.dumps(prov["stage_e"], indent=1))

@@ -27,7 +27,7 @@ import statistics
 import sys
 
 from scripts import paths
-from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
+from scripts.roofline.perfcard_eval import run_queries, write_constants
 
 MIB = 2 ** 20
 # Runtimes whose memory figures are eager's (weights/roofline.json's pytorch-cuda-graphs source says so).
@@ -111,10 +111,7 @@ def main(argv=None):
         **{k: v for k, v in report.items() if k != "split"},
     }
     doc["provenance"] = json.dumps(prov, sort_keys=True)
-    with open(paths.ROOFLINE_JSON, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
-    refresh_manifest()
+    write_constants(doc)
     return 0
 
 

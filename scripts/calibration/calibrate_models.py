@@ -16,7 +16,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from scripts import paths
-from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
+from scripts.roofline.perfcard_eval import run_queries, write_constants
 from scripts.roofline.whole_models import queries, timm_rows
 
 CONSTANTS = paths.ROOFLINE_JSON
@@ -133,11 +133,8 @@ def main():
         "l2_term": l2_report,
     }
     fitted["provenance"] = json.dumps(prov, sort_keys=True)
-    with open(CONSTANTS, "w") as f:
-        json.dump(fitted, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_constants(fitted, CONSTANTS)
     print(json.dumps(prov["stage_c"], indent=1))
-    refresh_manifest()
 
 
 if __name__ == "__main__":

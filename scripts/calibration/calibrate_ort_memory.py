@@ -34,7 +34,7 @@ import pandas as pd
 
 from scripts import paths
 from scripts.roofline.cpu_rows import ort_queries
-from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
+from scripts.roofline.perfcard_eval import run_queries, write_constants
 
 CSV = os.path.join(paths.MEASURED, "cpu_ort_node.csv")
 DEVICE = "cpu-build-vm-amd-epyc-zen4"  # any CPU: the parts asked for do not depend on the device
@@ -132,10 +132,7 @@ def main(argv=None):
         "per_family": per_family,
     }
     doc["provenance"] = json.dumps(prov, sort_keys=True)
-    with open(paths.ROOFLINE_JSON, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
-    refresh_manifest()
+    write_constants(doc)
     return 0
 
 

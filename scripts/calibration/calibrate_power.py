@@ -19,7 +19,7 @@ import tempfile
 
 from scripts import paths
 from scripts.roofline import energy
-from scripts.roofline.perfcard_eval import cli, refresh_manifest
+from scripts.roofline.perfcard_eval import cli, write_constants
 
 CONSTANTS = paths.ROOFLINE_JSON
 
@@ -89,13 +89,10 @@ def main():
         },
     }
     check_mirror(fit_rows, doc, power_table)
-    with open(CONSTANTS, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_constants(doc, CONSTANTS)
     print(f"power: gamma = {gamma:.4f} (floor {floor}) on {n_fit} rows with measured power; "
           f"RMSE of log power {loss ** 0.5:.3f}; leave-one-family-out gammas {lofo}")
     print(f"matched {len(rows)} ML.ENERGY rows; left out: {json.dumps(skipped)}")
-    refresh_manifest()
 
 
 if __name__ == "__main__":

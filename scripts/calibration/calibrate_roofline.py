@@ -27,7 +27,7 @@ from scipy.optimize import minimize
 from scripts import paths
 from scripts.roofline.gemm_models import write_gemm_models
 from scripts.roofline.kernels import NEUSIGHT_DEVICES, gemm_queries, load_neusight
-from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
+from scripts.roofline.perfcard_eval import run_queries, write_constants
 
 PUBLIC = paths.SHARED_DATA
 OUT = paths.ROOFLINE_JSON
@@ -276,11 +276,8 @@ def main():
     prov["pascal"] = ("borrowed: volta's constants (no Pascal measurements in the fitted sources); Pascal has no "
                       "tensor cores, so its tensor efficiencies are never used")
     doc = constants_doc(families, runtimes, json.dumps(prov, sort_keys=True))
-    with open(OUT, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_constants(doc, OUT)
     print(f"wrote {OUT}")
-    refresh_manifest()
 
 
 if __name__ == "__main__":

@@ -260,7 +260,9 @@ def main():
               "- ML.ENERGY: multi-GPU (tensor/expert parallel), MoE, hybrid-Mamba and multimodal rows, and the",
               "  legacy v1 table (HF runtime, no batch size or power); see the energy section.",
               "- MLPerf: only as never-fitted rows (section below): TensorRT is not a runtime PerfCard models yet.",
-              "- CPUs: only the build VM is measured with onnxruntime; other catalog CPUs use its constants.", "",
+              "- CPUs: only the build VM is measured with onnxruntime; other catalog CPUs use its constants.",
+              "- GPUs of our own: one H200 with PyTorch 2.11 eager, fp16, batches 1 and 16 (section \"Our GPU measurements\");",
+              "  no other GPU, precision, torch.compile or batch sweep yet.", "",
               ""] + l2_section(prov) + cpu_lines + mlperf_lines + energy_lines + [
               "## Calibration provenance", "", "```json", json.dumps(prov, indent=1, sort_keys=True), "```", "",
               "Power model (`weights/roofline.json` \"power\"):", "", "```json",

@@ -60,3 +60,12 @@ def run_queries(queries, constants=None, devices=None, cli_path=None, weights_di
 def refresh_manifest():
     """Every script that rewrites a file in weights/ refreshes weights/manifest.json (sha256, size)."""
     subprocess.run([sys.executable, "-m", "scripts.weights.update_manifest"], check=True, cwd=paths.ROOT)
+
+
+def write_constants(doc, path=None):
+    """Every calibration stage writes weights/roofline.json the same way (sorted keys, one-space indent, a final
+    newline) and refreshes weights/manifest.json's sha256 and size for it."""
+    with open(path or paths.ROOFLINE_JSON, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    refresh_manifest()
