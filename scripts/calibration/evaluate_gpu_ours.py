@@ -21,7 +21,6 @@ its markers; --check exits 1 when a clean clone's figures differ from the commit
 from __future__ import annotations
 
 import argparse
-import csv
 import glob
 import json
 import os
@@ -46,7 +45,7 @@ PREDICTORS = ("auto", "roofline", "trees", "gnn", "transformer", "ensemble")  # 
 
 def load(paths_glob=None):
     """(rows measured, per-device skip reasons, environments) of every committed GPU campaign CSV."""
-    from scripts.measure.gpu_campaign import load_manifests
+    from scripts.measure.gpu_campaign import load_manifests, read_rows
     from scripts.zoo.ensure import ensure_graph
     entries = {e["id"]: e for e in load_manifests(("torchvision", "transformers", "nasbench201"))}
     rows, skipped, envs = [], {}, {}
@@ -58,19 +57,18 @@ def load(paths_glob=None):
             raise SystemExit(f"{path}: no catalog entry for {env.get('gpu')!r} at {env.get('power_limit_w')} W")
         envs[dev] = env
         why = skipped.setdefault(dev, Counter())
-        with open(path) as f:
-            for r in csv.DictReader(f):
-                if r["error"]:
-                    why[r["error"].split(":")[0] if r["error"].startswith("skipped") else r["error"][:60]] += 1
-                    continue
-                e = entries[r["model"]]
-                r.update(device_id=dev, graph=ensure_graph(e), inputs=e.get("inputs") or {})
-                for k in ("batch", "sequence", "past_sequence"):
-                    r[k] = int(r[k])
-                for k in ("median_ms", "max_allocated_mib", "max_reserved_mib", "device_used_mib", "power_w",
-                          "energy_j_per_sample"):
-                    r[k] = float(r[k]) if r[k] else None
-                rows.append(r)
+        for r in read_rows(path):  # less failures a later row measured
+            if r["error"]:
+                why[r["error"].split(":")[0] if r["error"].startswith("skipped") else r["error"][:60]] += 1
+                continue
+            e = entries[r["model"]]
+            r.update(device_id=dev, graph=ensure_graph(e), inputs=e.get("inputs") or {})
+            for k in ("batch", "sequence", "past_sequence"):
+                r[k] = int(r[k])
+            for k in ("median_ms", "max_allocated_mib", "max_reserved_mib", "device_used_mib", "power_w",
+                      "energy_j_per_sample"):
+                r[k] = float(r[k]) if r[k] else None
+            rows.append(r)
     return rows, skipped, envs
 
 

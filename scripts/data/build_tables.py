@@ -264,13 +264,14 @@ class Tables:
         peak_memory_mb is; energy is per sample. Training at 16 bits ran under autocast: precision amp."""
         import glob
         from scripts.calibration.evaluate_gpu_ours import CATALOG
+        from scripts.measure.gpu_campaign import read_rows
         src = "perfcard_gpu_torch"
         for path in sorted(glob.glob(str(MEASURED / "gpu_*_torch.csv"))):
             with open(path.replace("_torch.csv", "_environment.json")) as f:
                 env = json.load(f)
             dev_id = catalog_features.canonical(CATALOG.get((env.get("gpu"), env.get("power_limit_w"))))
             key = dev_id or f"raw:{env.get('gpu')}"
-            for r in pd.read_csv(path, keep_default_na=False).itertuples(index=False):
+            for r in pd.DataFrame(read_rows(path)).itertuples(index=False):
                 if r.error:
                     self.report[src]["unmatched"][(key, "campaign: " + r.error.split(":")[0][:60])] += 1
                     continue

@@ -138,6 +138,20 @@ class Run(unittest.TestCase):
         self.assertEqual((m, s), (len(configs) - 1, 1))
         self.assertEqual(self.rows()[0]["error"], "AssertionError: a compiler's internal check")
 
+    def test_failures_are_retried_and_a_later_measurement_supersedes_them(self):
+        configs = self.configs()[:2]
+        bad = dict(self.entries[0], params=123)  # a harness bug: every row of this model fails
+        gc.run(configs, {bad["id"]: bad, **{k: v for k, v in self.by_id.items() if k != bad["id"]}}, self.csv,
+               "cpu", time.time() + 600, self.nvml, log=lambda x: None, measure_fn=quick)
+        self.assertTrue(all(r["error"] for r in self.rows()))
+        self.assertEqual(gc.done_keys(self.csv), set())  # not a permanent skip: the next command retries
+        m, s = gc.run(configs, self.by_id, self.csv, "cpu", time.time() + 600, self.nvml, log=lambda x: None,
+                      measure_fn=quick)
+        self.assertEqual((m, s), (2, 0))
+        self.assertEqual(len(self.rows()), 4)  # the failures stay in the file as history
+        self.assertEqual([r["error"] for r in gc.read_rows(self.csv)], ["", ""])
+        self.assertEqual(len(gc.done_keys(self.csv)), 2)
+
     def test_a_past_deadline_measures_nothing_and_says_what_is_left(self):
         said = []
         m, s = gc.run(self.configs(), self.by_id, self.csv, "cpu", time.time() - 1, self.nvml, log=said.append,
