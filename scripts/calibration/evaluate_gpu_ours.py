@@ -229,6 +229,12 @@ def residuals(drows, pred):
             out.append(f"- host time per kernel the roofline counts, {proto}, where it predicts the GPU under 5% busy: "
                        f"{statistics.median(per):.1f} us over {len(per)} rows [dispatch_us {rt['dispatch_us']:.1f}]; "
                        f"by family from {spread[0][0]:.1f} ({spread[0][1]}) to {spread[-1][0]:.1f} ({spread[-1][1]})")
+    busy = [(pred[("roofline", i)]["busy_fraction"], float(r["gpu_busy_ms"]) / r["median_ms"]) for i, r in drows
+            if r.get("gpu_busy_ms") and r["protocol"] == "inference" and ("roofline", i) in pred]
+    if busy:  # rows since the campaign profiles one step (kernels, gpu_busy_ms)
+        out.append(f"- GPU busy fraction, inference (profiled: the union of the step's GPU operations over its "
+                   f"latency): measured median {statistics.median(m for _, m in busy):.2f}, the roofline's "
+                   f"{statistics.median(p for p, _ in busy):.2f}, over {len(busy)} rows")
     ctx = [r["device_used_mib"] - r["max_reserved_mib"] for _, r in drows if r["device_used_mib"] and r["max_reserved_mib"]]
     if ctx:
         out.append(f"- NVML's used memory beyond PyTorch's reserved pool (the CUDA context and libraries): "

@@ -214,8 +214,9 @@ def print_coverage(models, csv_path, machine_id, max_gflop):
         print(f"{s:13s} {len(first):6d}  {n_first:8d} / {len(first):<6d}  {sum(c in done for c in plan):9d} / {len(plan)}")
 
 
-def ensure_header(csv_path, fields):
-    """Rewrites an existing CSV whose header lacks columns added since (empty in old rows: 0 for numbers)."""
+def ensure_header(csv_path, fields, restval="0"):
+    """Rewrites an existing CSV whose header lacks columns added since, `restval` in the old rows (0 for this
+    campaign's numbers; empty where 0 would be a wrong figure, as a count never taken)."""
     if not os.path.exists(csv_path):
         return
     with open(csv_path, newline="") as f:
@@ -228,7 +229,7 @@ def ensure_header(csv_path, fields):
         raise SystemExit(f"{csv_path}: columns {sorted(extra)} are not in this campaign's fields")
     tmp = csv_path + ".tmp"
     with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, restval="0")
+        w = csv.DictWriter(f, fieldnames=fields, restval=restval)
         w.writeheader()
         w.writerows(rows)
     os.replace(tmp, csv_path)

@@ -74,7 +74,11 @@ class Config:
 
 FIELDS = [f.name for f in fields(Config)] + [
     "params", "median_ms", "p10_ms", "p90_ms", "runs", "max_allocated_mib", "max_reserved_mib", "device_used_mib",
-    "power_w", "energy_j_per_sample", "sm_clock_mhz", "temperature_c", "timestamp", "error"]
+    "power_w", "energy_j_per_sample", "sm_clock_mhz", "temperature_c", "timestamp", "error",
+    # one extra step under torch.profiler (inference rows on a GPU): the GPU operations eager issued (kernels,
+    # copies, memsets) and the time the GPU spent in them (the union of their intervals): what the roofline's
+    # kernel plan and busy fraction predict
+    "kernels", "gpu_busy_ms"]
 
 
 class Skip(Exception):
@@ -371,7 +375,30 @@ def measure(model, inputs, c, device, nvml, min_runs=10, min_seconds=1.0, warmup
         row["max_reserved_mib"] = torch.cuda.max_memory_reserved() / 2**20
     if "power_w" in row:
         row["energy_j_per_sample"] = row["power_w"] * row["median_ms"] / 1e3 / c.batch
+    if cuda and c.protocol == "inference":
+        row.update(kernel_profile(step))
     return row
+
+
+def kernel_profile(step):
+    """{kernels, gpu_busy_ms} of one step under torch.profiler, or {} when the profiler cannot say (it must
+    never cost the row its timing)."""
+    import torch
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            step()
+            torch.cuda.synchronize()
+        spans = sorted((e.time_range.start, e.time_range.end) for e in prof.events()
+                       if e.device_type == torch.autograd.DeviceType.CUDA)
+    except Exception:  # noqa: BLE001  a profiler this build or sandbox lacks (CUPTI refused, ...)
+        return {}
+    busy, end = 0.0, float("-inf")
+    for a, b in spans:  # the union of the kernels' intervals, in microseconds
+        if b > end:
+            busy += b - max(a, end)
+            end = b
+    return {"kernels": len(spans), "gpu_busy_ms": busy / 1e3} if spans else {}
 
 
 # ---- the campaign ----
@@ -427,6 +454,8 @@ def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, mea
     import torch
     done = done_keys(csv_path)
     todo = [c for c in configs if c.key() not in done]
+    from scripts.measure.campaign import ensure_header
+    ensure_header(csv_path, FIELDS, restval="")  # columns added since an older command wrote the file
     new_file = not os.path.exists(csv_path)
     measured = skipped = 0
     cache = {}  # model id -> (module, inputs fn, params) or a skip reason

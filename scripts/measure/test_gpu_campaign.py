@@ -152,6 +152,22 @@ class Run(unittest.TestCase):
         self.assertEqual([r["error"] for r in gc.read_rows(self.csv)], ["", ""])
         self.assertEqual(len(gc.done_keys(self.csv)), 2)
 
+    def test_a_file_from_before_a_column_was_added_gets_it_empty(self):
+        old = [f for f in gc.FIELDS if f not in ("kernels", "gpu_busy_ms")]
+        c = self.configs()[0]
+        with open(self.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=old)
+            w.writeheader()
+            w.writerow({**{k: v for k, v in zip([fl.name for fl in gc.fields(gc.Config)], c.key())},
+                        "median_ms": "1.5", "error": ""})
+        m, s = gc.run(self.configs()[1:2], self.by_id, self.csv, "cpu", time.time() + 600, self.nvml,
+                      log=lambda x: None, measure_fn=quick)
+        rows = self.rows()
+        self.assertEqual((m, len(rows)), (1, 2))
+        self.assertEqual(rows[0]["median_ms"], "1.5")
+        # never 0 kernels: not counted (an old row, or a CPU run, which has no CUDA kernels to count)
+        self.assertEqual([r["kernels"] for r in rows], ["", ""])
+
     def test_a_past_deadline_measures_nothing_and_says_what_is_left(self):
         said = []
         m, s = gc.run(self.configs(), self.by_id, self.csv, "cpu", time.time() - 1, self.nvml, log=said.append,
