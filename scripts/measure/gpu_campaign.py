@@ -267,6 +267,20 @@ class Nvml:
                 "sm_clock_mhz": nv.nvmlDeviceGetClockInfo(self.h, nv.NVML_CLOCK_SM),
                 "temperature_c": nv.nvmlDeviceGetTemperature(self.h, nv.NVML_TEMPERATURE_GPU)}
 
+    def idle(self, seconds=2.0, period=0.05):
+        """Board power and SM clock before this process has done any work on the GPU: the catalog's idle_w
+        is an estimate for most data-centre boards (no public measurement), and this is one."""
+        samples = []
+        t_end = time.time() + seconds
+        while self.h is not None and time.time() < t_end:
+            samples.append(self.read())
+            time.sleep(period)
+        if not samples:
+            return {}
+        return {"idle_power_w": statistics.median(s["power_w"] for s in samples),
+                "idle_sm_clock_mhz": statistics.median(s["sm_clock_mhz"] for s in samples),
+                "idle_used_mib": statistics.median(s["device_used_mib"] for s in samples)}
+
     def environment(self):
         if self.h is None:
             return {}
@@ -540,7 +554,8 @@ def main():
     import torch
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     nvml = Nvml()
-    env = environment(device, nvml)
+    idle = nvml.idle()  # before environment(), whose device query makes a CUDA context
+    env = dict(environment(device, nvml), **idle)
     os.makedirs(args.out, exist_ok=True)
     slug = device_slug(env)
     with open(os.path.join(args.out, f"gpu_{slug}_environment.json"), "w") as f:

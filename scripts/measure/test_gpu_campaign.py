@@ -51,6 +51,23 @@ class Plan(unittest.TestCase):
             gc.plan(self.entries, "nonsense")
 
 
+class Idle(unittest.TestCase):
+    def test_idle_power_is_the_median_of_samples_and_nothing_without_nvml(self):
+        class Fake(gc.Nvml):
+            def __init__(self):
+                self.h, self.n = object(), 0
+
+            def read(self):
+                self.n += 1
+                return {"power_w": 70.0 + (self.n % 3), "device_used_mib": 0.0, "sm_clock_mhz": 345, "temperature_c": 30}
+        got = Fake().idle(seconds=0.2, period=0.01)
+        self.assertEqual(got["idle_sm_clock_mhz"], 345)
+        self.assertTrue(70.0 <= got["idle_power_w"] <= 72.0)
+        nothing = gc.Nvml()
+        nothing.h = None
+        self.assertEqual(nothing.idle(seconds=0.1), {})
+
+
 class Run(unittest.TestCase):
     def setUp(self):
         self.entries = [e for e in gc.load_manifests(["nasbench201"])][:2]
