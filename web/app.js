@@ -227,6 +227,9 @@ async function predict() {
       earlyTable = p.table;
       result = { table: p.table, replay: p.replay, replayOptions: replay, sweep: null, options: table, ms: { table: p.ms, sweep: 0 }, pendingSweep: true, predictorNote: p.predictorNote, model: model.label };
       showStale(null);
+      // Exports wait for the sweep: a CSV or JSON taken now would lack its batch sizes without saying so.
+      $('#export-json').disabled = true;
+      $('#export-csv').disabled = true;
       renderTable();
       renderWarnings();
       renderCli();
