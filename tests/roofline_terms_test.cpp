@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model_builder.h"
+#include "test_util.h"
 #include "perfcard/analysis.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/roofline.h"
@@ -128,6 +129,50 @@ TEST_CASE("clock_ratio scales compute peaks only: a compute-bound CPU kernel tak
   // 2 x 512^3 FLOP at 1 TFLOP/s = 0.268 ms; 3 x 1 MiB at 100 GB/s = 0.031 ms: compute-bound.
   CHECK(with_clock(1) == Approx(2.0 * 512 * 512 * 512 / 1e12 * 1e3));
   CHECK(with_clock(2) == Approx(with_clock(1) / 2));
+
+  // A machine's own fitted ratio (its catalog entry) multiplies the family's, and reaches no other CPU.
+  const auto boosted = perfcard::DeviceCatalog::parse(R"({"schema_version": 1, "devices": [{"id": "c", "name": "C",
+    "kind": "cpu", "arch": "x86", "peak_fp32_gflops": 1000, "memory_bandwidth_gbs": 100, "cores": 1,
+    "clock_ratio": {"value": 1.5, "source": "fitted"}}]})").devices().front();
+  std::string text = R"({"format_version": "1.0", "version": "t", "arch_family": {"cpu": "cpu"}, "families": {"cpu":
+      {"gemm_eff_tensor": 1, "gemm_eff_fp32": 1, "conv_eff_tensor": 1, "conv_eff_fp32": 1, "vector_eff": 1,
+       "mem_eff": 1, "k_half": 0, "tile": 0, "launch_us": 0, "clock_ratio": 2}},
+      "runtimes": {"onnxruntime": {"kind": "cpu", "dispatch_us": 0, "context_mb": 0, "workspace_mb": 0, "allocator_overhead": 0}}})";
+  const auto c = perfcard::RooflineConstants::parse(text);
+  CHECK(perfcard::roofline_latency(m, a, boosted, c, o).latency_ms == Approx(with_clock(1) / 3));
+  CHECK(perfcard::roofline_latency(m, a, cpu(1), c, o).latency_ms == Approx(with_clock(1) / 2));
+  CHECK_THROWS_WITH(perfcard::DeviceCatalog::parse(R"({"schema_version": 1, "devices": [{"id": "c", "name": "C",
+    "kind": "cpu", "arch": "x86", "peak_fp32_gflops": 1000, "cores": 1, "clock_ratio": 0}]})"),
+                    Catch::Contains("'c'.clock_ratio must be > 0"));
+}
+
+TEST_CASE("shipped constants: no catalog CPU is predicted faster than its own fp32 peak unless its entry says why") {
+  // The cpu family's constants are fitted on one machine and shared by every CPU: a factor that belongs to
+  // that machine (its boost over the clock its VM reports) would put the others above their peaks.
+  static std::vector<std::uint8_t> bytes = [] {
+    ModelBuilder b;
+    b.input("x", 1, {std::int64_t(256), std::int64_t(1024)});
+    b.initializer("w", 1, {1024, 1024});
+    b.node("MatMul", {"x", "w"}, {"y"});
+    b.output("y");
+    return b.bytes();
+  }();
+  perfcard::Model m = perfcard::load_model(bytes);
+  perfcard::Analysis a = perfcard::analyze(m, {});
+  const auto constants = perfcard::RooflineConstants::parse(perfcard::test::read_text(perfcard::test::repo_path("weights/roofline.json")));
+  const auto catalog = perfcard::DeviceCatalog::parse(perfcard::test::read_text(perfcard::test::repo_path("weights/devices.json")));
+  perfcard::RooflineOptions o;
+  o.precision = perfcard::Precision::FP32;
+  o.runtime = "onnxruntime";
+  int cpus = 0;
+  for (const auto& d : catalog.devices()) {
+    if (d.is_gpu() || d.clock_ratio.present) continue;
+    ++cpus;
+    const double floor_ms = 2.0 * 256 * 1024 * 1024 / (d.peak(perfcard::Precision::FP32) * 1e12) * 1e3;
+    INFO(d.id);
+    CHECK(perfcard::roofline_latency(m, a, d, constants, o).latency_ms >= floor_ms * (1 - 1e-9));
+  }
+  CHECK(cpus >= 5);
 }
 
 namespace {

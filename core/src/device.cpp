@@ -103,6 +103,9 @@ Device parse_entry(const json& e) {
   d.threads = sourced(e, "threads", d.id);
   d.clock_ghz = sourced(e, "clock_ghz", d.id);
   d.peak_fp32_gflops = sourced(e, "peak_fp32_gflops", d.id);
+  d.clock_ratio = sourced(e, "clock_ratio", d.id);
+  if (d.clock_ratio.present && !(d.clock_ratio.value > 0))
+    throw data_error("device catalog: '" + d.id + "'.clock_ratio must be > 0");
   if (d.kind == "cpu" && d.peak_fp32_gflops.present && !d.supports(Precision::FP32)) {
     Sourced s = d.peak_fp32_gflops;
     s.value /= 1000.0;

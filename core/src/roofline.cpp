@@ -399,7 +399,8 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
   const bool bw_known = bw > 0;
   if (!bw_known)
     r.warnings.push_back("the catalog has no memory bandwidth for '" + device.id + "': memory time is not counted (compute and dispatch only)");
-  const double fp32_peak = device.peak(Precision::FP32) * 1e12 * compute_scale * fam.clock_ratio;
+  const double clock = fam.clock_ratio * (device.clock_ratio.present ? device.clock_ratio.value : 1.0);
+  const double fp32_peak = device.peak(Precision::FP32) * 1e12 * compute_scale * clock;
   // The math precision of matrix kernels depends only on (conv or not, runtime policy, device): resolved
   // once here, not per kernel (this loop runs for every device, batch and MIG slice the page shows).
   struct GemmRoof {
@@ -411,7 +412,7 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     if (p == Precision::FP32 && tf32_policy && device.supports(Precision::TF32)) p = Precision::TF32;
     if (!device.supports(p)) p = Precision::FP32;
     bool tensor = is_tensor_precision(p);
-    gemm_roof[conv] = {device.peak(p) * 1e12 * compute_scale * fam.clock_ratio,
+    gemm_roof[conv] = {device.peak(p) * 1e12 * compute_scale * clock,
                        conv ? (tensor ? fam.conv_eff_tensor : fam.conv_eff_fp32)
                             : (tensor ? fam.gemm_eff_tensor : fam.gemm_eff_fp32)};
   }

@@ -58,24 +58,33 @@ def fitted_constants(doc, theta):
     """theta: log(matrix efficiency x clock ratio), logit(vector efficiency), log(dispatch us)[, log bandwidth].
     Only the product reaches the predictor for matrix kernels (time = flops / (peak x eff x clock ratio)), so
     it is fitted unconstrained and split afterwards: the clock ratio is the smallest >= 1 that keeps the
-    matrix efficiency <= 1. Pointwise kernels run on the same boosted core, their efficiency in (0, 1)."""
+    matrix efficiency <= 1. Pointwise kernels run on the same boosted core, their efficiency in (0, 1).
+    The clock ratio belongs to the measured machine (fitted_catalog), never to the family: every other
+    CPU shares the family's efficiencies and would otherwise be predicted above its own peak."""
     d = json.loads(json.dumps(doc))
     product = math.exp(theta[0])
-    clock = max(1.0, product)
+    clock = clock_of(theta)
     d["families"]["cpu"]["gemm_eff_fp32"] = product / clock
     d["families"]["cpu"]["vector_eff"] = 1 / (1 + math.exp(-theta[1]))
     for k, src in TIED.items():
         d["families"]["cpu"][k] = d["families"]["cpu"][src]
-    d["families"]["cpu"]["clock_ratio"] = clock
+    d["families"]["cpu"]["clock_ratio"] = 1.0
     d["runtimes"]["onnxruntime"]["dispatch_us"] = math.exp(theta[len(FITTED)])
     return d
 
 
-def with_bandwidth(catalog, device_id, gbs):
+def clock_of(theta):
+    return max(1.0, math.exp(theta[0]))
+
+
+def fitted_catalog(catalog, device_id, clock, gbs=None):
+    """The catalog with the measured machine's fitted clock ratio (and bandwidth, when fitted)."""
     c = json.loads(json.dumps(catalog))
     for e in c["devices"]:
         if e["id"] == device_id:
-            e["memory_bandwidth_gbs"] = {"value": gbs, "source": "fitted by scripts/calibration/calibrate_cpu.py (stage E)"}
+            e["clock_ratio"] = {"value": clock, "source": "fitted by scripts/calibration/calibrate_cpu.py (stage E)"}
+            if gbs is not None:
+                e["memory_bandwidth_gbs"] = {"value": gbs, "source": "fitted by scripts/calibration/calibrate_cpu.py (stage E)"}
     return c
 
 
@@ -100,7 +109,7 @@ def main():
     n_fit = len(FITTED) + 1 + (1 if fit_bw else 0)
 
     def run(qs, theta):
-        cat = with_bandwidth(catalog, m["catalog_id"], math.exp(theta[-1])) if fit_bw else None
+        cat = fitted_catalog(catalog, m["catalog_id"], clock_of(theta), math.exp(theta[-1]) if fit_bw else None)
         return run_queries(qs, fitted_constants(doc, theta), devices=cat)
 
     def objective(theta):
@@ -147,12 +156,14 @@ def main():
         "fit_rows": int(len(fit)),
         "train_families": sorted(train.family.unique().tolist()),
         "held_out_families": sorted(test.family.unique().tolist()),
-        "fitted": {k: round(fitted["families"]["cpu"][k], 4) for k in FITTED + tuple(TIED) + ("clock_ratio",)}
+        "fitted": {k: round(fitted["families"]["cpu"][k], 4) for k in FITTED + tuple(TIED)}
+                  | {"build_machine_clock_ratio": round(clock_of(opt.x), 4)}
                   | {"onnxruntime_dispatch_us": round(fitted["runtimes"]["onnxruntime"]["dispatch_us"], 3)}
                   | ({"build_vm_memory_bandwidth_gbs": round(bw, 2)} if fit_bw else {}),
         "tied": {k: "= " + v + " (im2col + MLAS SGEMM)" for k, v in TIED.items()},
         "identification": "compute enters only as efficiency x clock_ratio; clock_ratio is the smallest value >= 1 "
-                          "keeping every efficiency <= 1 (one core runs above the catalog's VM-reported clock)",
+                          "keeping every efficiency <= 1 (one core runs above the catalog's VM-reported clock); it is "
+                          "the build machine's own (its catalog entry's clock_ratio), not the cpu family's",
         "not_fitted": "mem_eff, k_half, tile, l2_bw_ratio (starting values); the build VM's bandwidth is fitted "
                       "instead of mem_eff" if fit_bw else "mem_eff, k_half, tile, l2_bw_ratio (starting values)",
         "train_rmse_log": round(math.sqrt(opt.fun), 4),
@@ -161,29 +172,35 @@ def main():
     }
     fitted["provenance"] = json.dumps(prov, sort_keys=True)
     write_constants(fitted, CONSTANTS)
-    if fit_bw:
-        write_fitted_bandwidth(m["catalog_id"], bw, prov["stage_e"])
+    write_fitted_machine(m["catalog_id"], clock_of(opt.x), bw, prov["stage_e"])
     print(json.dumps(prov["stage_e"], indent=1))
     refresh_manifest()
 
 
-def write_fitted_bandwidth(device_id, gbs, stage):
-    """Edits only this entry's memory_bandwidth_gbs in weights/devices.json, keeping the file's layout."""
+def write_fitted_machine(device_id, clock, gbs, stage):
+    """Edits only this entry's clock_ratio (and memory_bandwidth_gbs when fitted) in weights/devices.json."""
     with open(DEVICES) as f:
         catalog = json.load(f)
+    rows = (f"the {stage['train_rows']} drift-free onnxruntime-node rows of the training families "
+            f"({', '.join(stage['train_families'])}) (data/measured/cpu_ort_node.csv)")
     for e in catalog["devices"]:
-        if e["id"] == device_id:
+        if e["id"] != device_id:
+            continue
+        e["clock_ratio"] = {
+            "value": clock, "uncertain": True,
+            "source": "fitted by scripts/calibration/calibrate_cpu.py (stage E), not measured directly: the smallest "
+                      "factor over this entry's peak (derived from the clock the VM reports) that keeps the cpu "
+                      f"family's matrix efficiency <= 1 on {rows}; this machine's, not the family's"}
+        if gbs is not None:
             e["memory_bandwidth_gbs"] = {
                 "value": round(gbs, 2), "uncertain": True,
                 "source": "fitted by scripts/calibration/calibrate_cpu.py (stage E), not measured directly: the whole-VM "
                           "effective bandwidth (DRAM and the 32 MiB L3 together: batch-1 activations mostly stay in "
                           "cache, so it can exceed what DRAM alone delivers) "
                           f"which, times the cpu family's mem_eff and the predictor's linear thread share, "
-                          f"best explains the {stage['train_rows']} drift-free onnxruntime-node rows of "
-                          f"the training families ({', '.join(stage['train_families'])}) "
-                          "(data/measured/cpu_ort_node.csv); a VM does not show its memory system"}
+                          f"best explains {rows}; a VM does not show its memory system"}
     with open(DEVICES, "w") as f:
-        json.dump(catalog, f, indent=1, ensure_ascii=False)
+        json.dump(catalog, f, indent=1, ensure_ascii=True)
         f.write("\n")
 
 

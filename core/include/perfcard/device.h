@@ -48,6 +48,10 @@ struct Device {
   Sourced sm_count, memory_gb, memory_bandwidth_gbs, l2_mb, l3_mb, tdp_w, idle_w;
   // CPUs
   Sourced cores, threads, clock_ghz, peak_fp32_gflops;
+  // The clock a calibration found this very machine sustaining, over the one its peak was derived from
+  // (a VM reports its base clock and runs boosted). A property of one machine, so it lives here, not in
+  // the device family's constants that every other CPU shares; absent = 1.
+  Sourced clock_ratio;
   std::optional<MigTable> mig;
   // Listed when no device is named ("all"); the others (GPUs that public measurements used, kept for
   // training and comparison) are predicted when named or with "all-gpus".
