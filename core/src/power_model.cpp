@@ -13,4 +13,8 @@ std::optional<double> predict_power_w(const Device& d, const PowerConstants& c, 
   return d.idle_w.value + (d.tdp_w.value - d.idle_w.value) * busy * std::pow(push, c.gamma);
 }
 
+double energy_j_per_sample(double power_w, double latency_ms, double samples) {
+  return power_w * latency_ms / 1e3 / samples;
+}
+
 }  // namespace perfcard

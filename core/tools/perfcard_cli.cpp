@@ -227,7 +227,9 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
 // transformer reads, kernel_sequence.h), "embedding" (the GNN's graph embedding), "sequence_embedding" (the
 // transformer's), "memory" ({"mode", "optimizer"}: the memory model's parts in bytes, memory_model.h),
 // "training" ({"optimizer"}: time one training step, training_step.h, instead of a forward)}. The answer holds
-// the board power the power model gives (power_w) wherever the catalog knows the device's idle power and TDP.
+// the board power the power model gives (power_w) and the energy per sample it implies (energy_j_per_sample)
+// wherever the catalog knows the device's idle power and TDP; "memory" answers hold the device's figure
+// (memory_bytes.total) beside its parts.
 int run_eval(const std::vector<std::string>& args) {
   std::string queries, constants_file, devices_file, weights_dir;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -293,8 +295,10 @@ int run_eval(const std::vector<std::string>& args) {
       out["predictor"] = r.predictor;
       out["version"] = r.version;
       out["baseline_ms"] = r.baseline_ms;
-      if (auto power = perfcard::predict_power_w(d, constants.power, r.busy_fraction, r.intensity))
+      if (auto power = perfcard::predict_power_w(d, constants.power, r.busy_fraction, r.intensity)) {
         out["power_w"] = *power;
+        out["energy_j_per_sample"] = perfcard::energy_j_per_sample(*power, r.latency_ms, double(samples));
+      }
       out["out_of_distribution"] = r.out_of_distribution;
       out["uncertainty"] = r.uncertainty;
       if (r.band_coverage > 0) out["band_ms"] = {r.band_low_ms, r.band_high_ms};
@@ -311,7 +315,7 @@ int run_eval(const std::vector<std::string>& args) {
                                {"optimizer", mb.optimizer}, {"optimizer_update", mb.optimizer_update},
                                {"saved_activations", mb.saved_activations},
                                {"workspace", mb.workspace}, {"context", mb.context}, {"allocator", mb.allocator},
-                               {"complete", mb.complete}};
+                               {"total", mb.total()}, {"complete", mb.complete}};
       }
       if (q.value("features", false)) {
         std::vector<float> f = perfcard::feature_row(*prep, dq, *set.roofline);

@@ -34,6 +34,22 @@ MIB = 2 ** 20
 MEMORY_RUNTIMES = ("pytorch-eager", "pytorch-cuda-graphs")
 
 
+def beyond_reserved_mib(row):
+    """NVML's used memory beyond PyTorch's reserved pool: the CUDA context and the libraries (or None)."""
+    if not (row["device_used_mib"] and row["max_reserved_mib"]):
+        return None
+    return row["device_used_mib"] - row["max_reserved_mib"]
+
+
+def beyond_tensors_mib(row, answer):
+    """PyTorch's peak allocated beyond the weights and activations the memory model counts (`answer`: the
+    row's `perfcard eval` memory answer): the libraries' workspaces, in a no_grad forward (or None)."""
+    if not row["max_allocated_mib"]:
+        return None
+    m = answer["memory_bytes"]
+    return row["max_allocated_mib"] - (m["weights"] + m["activations"]) / MIB
+
+
 def split_of(rows):
     from scripts.roofline.whole_models import family_split
     return {r["family"]: family_split(r["family"]) for r in rows}
@@ -55,11 +71,9 @@ def fit(rows, base):
     split = split_of(rows)
     train = [r for r in rows if split[r["family"]] == "train"]
     inf = [r for r in train if r["protocol"] == "inference"]
-    context_mb = statistics.median(r["device_used_mib"] - r["max_reserved_mib"] for r in train
-                                   if r["device_used_mib"] and r["max_reserved_mib"]) * MIB / 1e6
+    context_mb = statistics.median(v for v in map(beyond_reserved_mib, train) if v is not None) * MIB / 1e6
     parts = run_queries([query(r, "roofline", memory=True) for r in inf], base)
-    workspace_mb = statistics.median(r["max_allocated_mib"] - (x["memory_bytes"]["weights"] + x["memory_bytes"]["activations"]) / MIB
-                                     for r, x in zip(inf, parts) if r["max_allocated_mib"]) * MIB / 1e6
+    workspace_mb = statistics.median(v for v in map(beyond_tensors_mib, inf, parts) if v is not None) * MIB / 1e6
     qs = [query(r, "roofline") for r in inf]
 
     def loss(log_d):

@@ -263,13 +263,13 @@ class Tables:
         PyTorch eager on a lent GPU, every protocol; memory is the device's figure (NVML used), as the core's
         peak_memory_mb is; energy is per sample. Training at 16 bits ran under autocast: precision amp."""
         import glob
-        from scripts.calibration.evaluate_gpu_ours import CATALOG
+        from scripts.calibration.evaluate_gpu_ours import catalog_id
         from scripts.measure.gpu_campaign import read_rows
         src = "perfcard_gpu_torch"
         for path in sorted(glob.glob(str(MEASURED / "gpu_*_torch.csv"))):
             with open(path.replace("_torch.csv", "_environment.json")) as f:
                 env = json.load(f)
-            dev_id = catalog_features.canonical(CATALOG.get((env.get("gpu"), env.get("power_limit_w"))))
+            dev_id = catalog_id(env)
             key = dev_id or f"raw:{env.get('gpu')}"
             for r in pd.DataFrame(read_rows(path)).itertuples(index=False):
                 if r.error:

@@ -267,19 +267,21 @@ class Nvml:
                 "sm_clock_mhz": nv.nvmlDeviceGetClockInfo(self.h, nv.NVML_CLOCK_SM),
                 "temperature_c": nv.nvmlDeviceGetTemperature(self.h, nv.NVML_TEMPERATURE_GPU)}
 
-    def idle(self, seconds=2.0, period=0.05):
+    def idle(self, seconds=2.0):
         """Board power and SM clock before this process has done any work on the GPU: the catalog's idle_w
         is an estimate for most data-centre boards (no public measurement), and this is one."""
-        samples = []
-        t_end = time.time() + seconds
-        while self.h is not None and time.time() < t_end:
-            samples.append(self.read())
-            time.sleep(period)
-        if not samples:
+        if self.h is None:
             return {}
-        return {"idle_power_w": statistics.median(s["power_w"] for s in samples),
-                "idle_sm_clock_mhz": statistics.median(s["sm_clock_mhz"] for s in samples),
-                "idle_used_mib": statistics.median(s["device_used_mib"] for s in samples)}
+        sampler = PowerSampler(self)
+        sampler.start()
+        time.sleep(seconds)
+        sampler.stop.set()
+        sampler.join()
+        if not sampler.samples:
+            return {}
+        return {"idle_power_w": statistics.median(s["power_w"] for s in sampler.samples),
+                "idle_sm_clock_mhz": statistics.median(s["sm_clock_mhz"] for s in sampler.samples),
+                "idle_used_mib": statistics.median(s["device_used_mib"] for s in sampler.samples)}
 
     def environment(self):
         if self.h is None:
@@ -445,6 +447,11 @@ def device_slug(env):
 PERMANENT = ("GiB of fp32 weights, more than",)
 
 
+def said(err):
+    """An exception as one line of a row's error column: its type and its message's first line."""
+    return f"{type(err).__name__}: " + (str(err).splitlines() or [""])[0]
+
+
 def read_rows(csv_path):
     """The CSV's rows, less the failures a later row of the same configuration measured."""
     if not os.path.exists(csv_path):
@@ -506,7 +513,7 @@ def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, mea
                 except torch.cuda.OutOfMemoryError:
                     cache[c.model] = "out of memory while building it"
                 except Exception as err:  # noqa: BLE001  a module that cannot be built here: its rows say why
-                    cache[c.model] = f"cannot build it: {type(err).__name__}: " + (str(err).splitlines() or [""])[0][:150]
+                    cache[c.model] = "cannot build it: " + said(err)[:150]
             got = cache[c.model]
             row = {**asdict(c), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
             if isinstance(got, str):
@@ -525,7 +532,7 @@ def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, mea
                 except Exception as err:  # noqa: BLE001  an op this precision lacks, a compiler's failure
                     # (torch.compile raises its own types, not only RuntimeError): one row says so, the
                     # campaign goes on, so a lease's minutes are not lost to one configuration.
-                    row["error"] = (f"{type(err).__name__}: " + (str(err).splitlines() or [""])[0])[:200]
+                    row["error"] = said(err)[:200]
                     skipped += 1
                 finally:
                     if device.startswith("cuda"):

@@ -61,7 +61,7 @@ class Idle(unittest.TestCase):
             def read(self):
                 self.n += 1
                 return {"power_w": 70.0 + (self.n % 3), "device_used_mib": 0.0, "sm_clock_mhz": 345, "temperature_c": 30}
-        got = Fake().idle(seconds=0.2, period=0.01)
+        got = Fake().idle(seconds=0.2)
         self.assertEqual(got["idle_sm_clock_mhz"], 345)
         self.assertTrue(70.0 <= got["idle_power_w"] <= 72.0)
         nothing = gc.Nvml()

@@ -21,13 +21,14 @@ import torch.nn.functional as F
 ACTS = {"gelu": F.gelu, "gelu_new": lambda x: F.gelu(x, approximate="tanh"), "relu": F.relu}
 
 
-def attend(q, k, v, past_len):
-    """softmax(q k^T / sqrt(d), causal over absolute positions) v; q, k, v: [b, h, s, d]."""
-    s, total = q.shape[2], k.shape[2]
+def attend(q, k, v, past_len=None):
+    """softmax(q k^T / sqrt(d)) v; q, k, v: [b, h, s, d]; causal over absolute positions when the queries
+    start at `past_len` (None: every query sees every key, as in an encoder)."""
     w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(q.shape[-1])
-    q_pos = torch.arange(past_len, past_len + s, device=q.device)
-    k_pos = torch.arange(0, total, device=q.device)
-    w = w.masked_fill(~(k_pos[None, :] <= q_pos[:, None])[None, None], float("-inf"))
+    if past_len is not None:
+        q_pos = torch.arange(past_len, past_len + q.shape[2], device=q.device)
+        k_pos = torch.arange(0, k.shape[2], device=q.device)
+        w = w.masked_fill(~(k_pos[None, :] <= q_pos[:, None])[None, None], float("-inf"))
     return torch.matmul(F.softmax(w, dim=-1), v)
 
 
@@ -195,8 +196,7 @@ class ViTBlock(nn.Module):
     def forward(self, x):
         q, k, v = self.qkv(self.ln1(x)).split(x.shape[-1], dim=2)
         q, k, v = heads(q, self.nh, self.d), heads(k, self.nh, self.d), heads(v, self.nh, self.d)
-        w = F.softmax(torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.d), dim=-1)
-        x = x + self.out_proj(merge(torch.matmul(w, v)))
+        x = x + self.out_proj(merge(attend(q, k, v)))
         return x + self.mlp2(F.gelu(self.mlp1(self.ln2(x))))
 
 

@@ -17,4 +17,7 @@ struct PowerConstants {
 std::optional<double> predict_power_w(const Device& device, const PowerConstants& c, double busy_fraction,
                                       double intensity);
 
+// Joules per sample of a step that draws `power_w` for `latency_ms` and processes `samples`.
+double energy_j_per_sample(double power_w, double latency_ms, double samples);
+
 }  // namespace perfcard
