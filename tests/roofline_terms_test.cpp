@@ -105,15 +105,22 @@ TEST_CASE("CPU threads: one of four cores gets a quarter of compute and bandwidt
   CHECK_THROWS(chain.latency(cpu(4), c, "onnxruntime", -1));
 }
 
+namespace {
+
+// y = x[rows, k] . w[k, k], fp32: one compute-bound kernel at these sizes.
+std::vector<std::uint8_t> matmul_model(std::int64_t rows, std::int64_t k) {
+  ModelBuilder b;
+  b.input("x", 1, {rows, k});
+  b.initializer("w", 1, {k, k});
+  b.node("MatMul", {"x", "w"}, {"y"});
+  b.output("y");
+  return b.bytes();
+}
+
+}  // namespace
+
 TEST_CASE("clock_ratio scales compute peaks only: a compute-bound CPU kernel takes 1/ratio the time") {
-  static std::vector<std::uint8_t> bytes = [] {
-    ModelBuilder b;
-    b.input("x", 1, {std::int64_t(512), std::int64_t(512)});
-    b.initializer("w", 1, {512, 512});
-    b.node("MatMul", {"x", "w"}, {"y"});
-    b.output("y");
-    return b.bytes();
-  }();
+  static const std::vector<std::uint8_t> bytes = matmul_model(512, 512);
   perfcard::Model m = perfcard::load_model(bytes);
   perfcard::Analysis a = perfcard::analyze(m, {});
   perfcard::RooflineOptions o;
@@ -149,14 +156,7 @@ TEST_CASE("clock_ratio scales compute peaks only: a compute-bound CPU kernel tak
 TEST_CASE("shipped constants: no catalog CPU is predicted faster than its own fp32 peak unless its entry says why") {
   // The cpu family's constants are fitted on one machine and shared by every CPU: a factor that belongs to
   // that machine (its boost over the clock its VM reports) would put the others above their peaks.
-  static std::vector<std::uint8_t> bytes = [] {
-    ModelBuilder b;
-    b.input("x", 1, {std::int64_t(256), std::int64_t(1024)});
-    b.initializer("w", 1, {1024, 1024});
-    b.node("MatMul", {"x", "w"}, {"y"});
-    b.output("y");
-    return b.bytes();
-  }();
+  static const std::vector<std::uint8_t> bytes = matmul_model(256, 1024);
   perfcard::Model m = perfcard::load_model(bytes);
   perfcard::Analysis a = perfcard::analyze(m, {});
   const auto constants = perfcard::RooflineConstants::parse(perfcard::test::read_text(perfcard::test::repo_path("weights/roofline.json")));
