@@ -16,6 +16,10 @@
 #include "perfcard/onnx_loader.h"
 #include "test_util.h"
 
+#if !defined(__EMSCRIPTEN__)
+#include <sys/mman.h>
+#endif
+
 namespace {
 
 nlohmann::json expected_corpus() {
@@ -93,6 +97,24 @@ TEST_CASE("errors carry their location as data, not only in the text") {
 
 // Limits that need big files to reach at their defaults, reached here with small ones (the generated worst
 // cases of scripts/bench_worst_cases.sh reach them at the defaults).
+#if !defined(__EMSCRIPTEN__)  // wasm's memory ends at 4 GiB: no such input exists there
+TEST_CASE("an input past 4 GiB is refused before a byte of it is read (nodes keep 32-bit offsets)") {
+  const std::size_t n = std::size_t(perfcard::kMaxModelBytes) + 1;
+  // Address space only: refused before any page is touched.
+  void* p = mmap(nullptr, n, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  REQUIRE(p != MAP_FAILED);
+  try {
+    perfcard::load_model({static_cast<const std::uint8_t*>(p), n});
+    FAIL("loaded");
+  } catch (const perfcard::Error& e) {
+    CHECK(e.code() == perfcard::ErrorCode::Limit);
+    CHECK(std::string(e.what()) == "the input is 4294967297 bytes; PerfCard reads ONNX files up to 4 GiB (protobuf's own "
+                                   "limit is 2 GiB: larger models keep their weights in external data files)");
+  }
+  munmap(p, n);
+}
+#endif
+
 TEST_CASE("attribute values and typed-data fields are refused past their limits, before they are stored") {
   perfcard::LoadLimits small;
   small.max_attribute_values = 8;

@@ -67,11 +67,11 @@ TEST_CASE("eager's Python frames: a module's input is held until the module retu
   const auto plain = perfcard::buffer_intervals(m.graph);
   const auto frames = perfcard::buffer_intervals(m.graph, nullptr, true);
   const int s = m.graph.find("s"), av = m.graph.find("a"), d = m.graph.find("d");
-  CHECK(plain.held[std::size_t(s)] == 1);
-  CHECK(frames.held[std::size_t(s)] == 3);   // the last node of /trunk
+  CHECK(plain.held(std::size_t(s)) == 1);
+  CHECK(frames.held(std::size_t(s)) == 3);   // the last node of /trunk
   CHECK(frames.last[std::size_t(s)] == 1);   // its last reader is unchanged (the backward's gradient spans)
-  CHECK(frames.held[std::size_t(av)] == 2);  // a enters /trunk/block/b, which ends at its one node
-  CHECK(frames.held[std::size_t(d)] == 4);   // d enters /head: its last reader anyway
+  CHECK(frames.held(std::size_t(av)) == 2);  // a enters /trunk/block/b, which ends at its one node
+  CHECK(frames.held(std::size_t(d)) == 4);   // d enters /head: its last reader anyway
   // x held by the caller, s held, and the chain's two: four buffers at /trunk/block/c.
   CHECK(perfcard::peak_live_memory(m.graph, a.shapes.graph, 0, true, nullptr, true).peak_bytes == 4 * 4000);
   CHECK(perfcard::peak_live_memory(m.graph, a.shapes.graph, 0, true, nullptr, false).peak_bytes == 3 * 4000);
@@ -87,7 +87,7 @@ TEST_CASE("module scopes without a leading slash (other exporters' names) are to
   auto bytes = b.bytes();
   const auto m = perfcard::load_model(bytes);
   const auto frames = perfcard::buffer_intervals(m.graph, nullptr, true);
-  CHECK(frames.held[std::size_t(m.graph.find("s"))] == 2);  // held to b's last node
+  CHECK(frames.held(std::size_t(m.graph.find("s"))) == 2);  // held to b's last node
   CHECK(perfcard::module_scope("b/inner/Relu") == "b/inner");
   CHECK(perfcard::module_scope("/Relu").empty());
   CHECK(perfcard::module_scope("Relu").empty());

@@ -82,4 +82,12 @@ TEST_CASE("a subgraph reads values of the enclosing graph and is counted once") 
   CHECK(a.shapes.graph.values[std::size_t(y)].dims == std::vector<std::int64_t>{8});
   CHECK(a.totals.subgraph_nodes == 1);  // one branch counted
   CHECK(a.totals.flops == Approx(8));
+  // The capture: the body's x is the enclosing graph's, found through outer_of (kept beside the values).
+  const perfcard::Graph& body = m.graph.nodes[0].attributes[0].graphs[0];
+  const int xb = body.find("x");
+  REQUIRE(xb >= 0);
+  CHECK(body.values[std::size_t(xb)].kind == perfcard::ValueKind::OuterScope);
+  CHECK(body.outer_value(std::size_t(xb)) == m.graph.find("x"));
+  CHECK(body.outer_value(std::size_t(body.find("then_branch_out"))) == -1);
+  CHECK(m.graph.outer_of.empty());  // the main graph captures nothing and pays nothing for it
 }

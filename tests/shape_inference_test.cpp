@@ -92,8 +92,6 @@ Run run(const std::string& name, const AnalyzeOptions& opts) {
 
 Run run(const std::string& name) { return run(name, fixture_bindings()); }
 
-using Dims = std::vector<std::int64_t>;
-
 bool all_main_values_known(const Run& r, std::string& first_unknown) {
   const Graph& g = r.model.graph;
   for (std::size_t v = 0; v < g.values.size(); ++v) {

@@ -55,9 +55,9 @@ class Patterns {
   int producer(int v) const { return v < 0 ? -1 : g_.values[std::size_t(v)].producer; }
   int in(std::size_t node, std::size_t i) const {
     const Node& n = g_.nodes[node];
-    return i < n.inputs.size() ? n.inputs[i] : -1;
+    return i < n.inputs().size() ? n.inputs()[i] : -1;
   }
-  int out(std::size_t node) const { return g_.nodes[node].outputs.empty() ? -1 : g_.nodes[node].outputs[0]; }
+  int out(std::size_t node) const { return g_.nodes[node].outputs().empty() ? -1 : g_.nodes[node].outputs()[0]; }
   bool is(int node, std::string_view op) const {
     return node >= 0 && g_.nodes[std::size_t(node)].domain.empty() && g_.nodes[std::size_t(node)].op_type == op;
   }
@@ -70,8 +70,8 @@ class Patterns {
   }
   // The input of a binary node that is not `v`, or -1.
   int other(int node, int v) const {
-    if (node < 0 || g_.nodes[std::size_t(node)].inputs.size() != 2) return -1;
-    const auto& ins = g_.nodes[std::size_t(node)].inputs;
+    if (node < 0 || g_.nodes[std::size_t(node)].inputs().size() != 2) return -1;
+    const auto& ins = g_.nodes[std::size_t(node)].inputs();
     return ins[0] == v ? ins[1] : ins[1] == v ? ins[0] : -1;
   }
   bool free(int node) const { return node >= 0 && !o_.skip[std::size_t(node)] && o_.only[std::size_t(node)] < 0; }
@@ -157,7 +157,7 @@ std::vector<bool> constants_of(const Graph& g, const GraphCosts& c) {
   std::vector<bool> constant(g.values.size(), false);
   for (std::size_t v = 0; v < g.values.size(); ++v) constant[v] = g.values[v].kind == ValueKind::Initializer;
   for (int ni : g.order)
-    for (int v : g.nodes[std::size_t(ni)].outputs)
+    for (int v : g.nodes[std::size_t(ni)].outputs())
       if (v >= 0) constant[std::size_t(v)] = c.nodes[std::size_t(ni)].folded;
   return constant;
 }
@@ -171,8 +171,8 @@ GradientFlags gradient_flags(const Graph& g, const GraphShapes& s, const GraphCo
   f.trainable.assign(nv, false);
   // Each edge once: a node reading one weight through many inputs costs its inputs, not their square.
   for (const Node& n : g.nodes)
-    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
-      const int v = n.inputs[i];
+    for (std::size_t i = 0; i < n.inputs().size(); ++i) {
+      const int v = n.inputs()[i];
       if (v < 0 || f.trainable[std::size_t(v)] || g.values[std::size_t(v)].kind != ValueKind::Initializer) continue;
       // A one-element float constant is an exported Python scalar (the 0.5 of a GELU, an epsilon), not a weight.
       const ValueShape& vs = s.values[std::size_t(v)];
@@ -183,8 +183,8 @@ GradientFlags gradient_flags(const Graph& g, const GraphShapes& s, const GraphCo
     const Node& n = g.nodes[std::size_t(ni)];
     const NodeCost& nc = c.nodes[std::size_t(ni)];
     bool any = false;
-    for (int v : n.inputs) any = any || (v >= 0 && f.grad[std::size_t(v)]);
-    for (int v : n.outputs) {
+    for (int v : n.inputs()) any = any || (v >= 0 && f.grad[std::size_t(v)]);
+    for (int v : n.outputs()) {
       if (v < 0) continue;
       f.grad[std::size_t(v)] = any && nc.cls != OpClass::Metadata && dtype_is_float(s.values[std::size_t(v)].dtype);
     }
@@ -229,7 +229,7 @@ const WeightReaders& ReadersThroughFolds::folded(int node, int depth) const {
   memo_[node] = WeightReaders{};  // a placeholder: folded values form no cycle, but a hostile file might
   WeightReaders r;
   std::unordered_set<int> seen;
-  for (int out : g_.nodes[std::size_t(node)].outputs)
+  for (int out : g_.nodes[std::size_t(node)].outputs())
     if (out >= 0)
       for (int u : g_.values[std::size_t(out)].consumers)
         if (seen.insert(u).second) read(u, depth + 1, r);
@@ -267,7 +267,7 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     if (!b.is_buffer(own)) return;
     if (saver[own] < 0 || step < saver[own]) saver[own] = step;
   };
-  auto needs = [&](const Node& n, std::size_t i) { return i < n.inputs.size() && n.inputs[i] >= 0 && grad[std::size_t(n.inputs[i])]; };
+  auto needs = [&](const Node& n, std::size_t i) { return i < n.inputs().size() && n.inputs()[i] >= 0 && grad[std::size_t(n.inputs()[i])]; };
   for (std::size_t step = 0; step < steps; ++step) {
     const auto ni = std::size_t(g.order[step]);
     const Node& n = g.nodes[ni];
@@ -278,19 +278,19 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
       extra_from[step] += 2.0 * double(s.values[std::size_t(o.stats[ni])].elements()) * 4;
     const OpSpec* spec = find_op(n.domain, n.op_type);
     if (!spec || spec->saved == Saved::Nothing) continue;
-    auto input = [&](std::size_t i) { return i < n.inputs.size() ? n.inputs[i] : -1; };
+    auto input = [&](std::size_t i) { return i < n.inputs().size() ? n.inputs()[i] : -1; };
     bool any = false;
-    for (std::size_t i = 0; i < n.inputs.size(); ++i) any = any || needs(n, i);
+    for (std::size_t i = 0; i < n.inputs().size(); ++i) any = any || needs(n, i);
     if (!any) continue;
-    const int out0 = n.outputs.empty() ? -1 : n.outputs[0];
+    const int out0 = n.outputs().empty() ? -1 : n.outputs()[0];
     switch (spec->saved) {
       case Saved::Nothing: break;
       case Saved::Input: keep(input(0), at); break;
       case Saved::Output: keep(out0, at); break;
       case Saved::InputAndOutput: keep(input(0), at); keep(out0, at); break;
       case Saved::Operands:
-        if (n.op_type == "Einsum" || n.inputs.size() < 2) {
-          for (int v : n.inputs) keep(v, at);
+        if (n.op_type == "Einsum" || n.inputs().size() < 2) {
+          for (int v : n.inputs()) keep(v, at);
         } else {
           if (needs(n, 1)) keep(input(0), at);
           if (needs(n, 0)) keep(input(1), at);
@@ -349,7 +349,7 @@ AutogradMemory autograd_memory(const Graph& g, const GraphShapes& s, const Graph
     const double x = bytes_of(int(v));
     const bool io = g.values[v].kind == ValueKind::GraphInput || returned[v];
     if (saver[v] >= 0) r.saved_bytes += x;
-    span(fwd, b.first[v], saver[v] >= 0 || g.values[v].kind == ValueKind::GraphInput ? end : b.held[v], x);
+    span(fwd, b.first[v], saver[v] >= 0 || g.values[v].kind == ValueKind::GraphInput ? end : b.held(v), x);
     if (io) span(bwd, 0, end, x);
     else if (saver[v] >= 0) span(bwd, saver[v], end, x);
     if (grad[v]) span(bwd, b.first[v], b.last[v], x);

@@ -58,8 +58,8 @@ NodeCost NodeCoster::next(int ni, std::vector<GraphCosts>& bodies) {
     }
     const bool moves_data = c.cls != OpClass::View && c.cls != OpClass::Metadata;
     bool all_const = true;
-    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
-      int v = n.inputs[i];
+    for (std::size_t i = 0; i < n.inputs().size(); ++i) {
+      int v = n.inputs()[i];
       if (v < 0) continue;
       const ValueShape& vs = s.values[std::size_t(v)];
       const Value& val = g.values[std::size_t(v)];
@@ -74,7 +74,7 @@ NodeCost NodeCoster::next(int ni, std::vector<GraphCosts>& bodies) {
         c.params += vs.elements();
       }
     }
-    for (int v : n.outputs) {
+    for (int v : n.outputs()) {
       if (v < 0) continue;
       const ValueShape& vs = s.values[std::size_t(v)];
       if (!vs.fully_known()) c.known = false;

@@ -1,6 +1,8 @@
 #include "perfcard/graph.h"
 
 #include <algorithm>
+#include <ostream>
+#include <string>
 
 #include "perfcard/error.h"
 
@@ -117,33 +119,39 @@ void NameIndex::insert(int value, const std::vector<Value>& values) {
   ++count_;
 }
 
-std::string_view StringPool::store(std::string_view s) {
+PoolStr StringPool::store(std::string_view s) {
   if (s.empty()) return {};
+  if (s.size() > UINT32_MAX) throw Error("a name of " + std::to_string(s.size()) + " bytes: names are read up to 4 GiB", {}, ErrorCode::Limit);
   constexpr std::size_t kChunk = 64 * 1024;
+  const std::uint32_t length = std::uint32_t(s.size());
+  const std::size_t need = sizeof length + s.size();
   char* at;
-  if (s.size() > kChunk / 4) {  // a long name gets its own block: the chunk's tail is not wasted
-    large_.push_back(std::make_unique<char[]>(s.size()));
+  if (need > kChunk / 4) {  // a long name gets its own block: the chunk's tail is not wasted
+    large_.push_back(std::make_unique<char[]>(need));
     at = large_.back().get();
   } else {
-    if (chunks_.empty() || s.size() > capacity_ - used_) {
+    if (chunks_.empty() || need > capacity_ - used_) {
       chunks_.push_back(std::make_unique<char[]>(kChunk));
       used_ = 0;
       capacity_ = kChunk;
     }
     at = chunks_.back().get() + used_;
-    used_ += s.size();
+    used_ += need;
   }
-  std::copy(s.begin(), s.end(), at);
-  return {at, s.size()};
+  std::memcpy(at, &length, sizeof length);
+  std::copy(s.begin(), s.end(), at + sizeof length);
+  return PoolStr(at + sizeof length);
 }
 
-std::string_view StringPool::intern(std::string_view s) {
+PoolStr StringPool::intern(std::string_view s) {
   auto it = interned_.find(s);
-  if (it != interned_.end()) return *it;
-  std::string_view kept = store(s);
-  interned_.insert(kept);
+  if (it != interned_.end()) return PoolStr(it->data());
+  PoolStr kept = store(s);
+  interned_.insert(kept.view());
   return kept;
 }
+
+std::ostream& operator<<(std::ostream& os, PoolStr s) { return os << s.view(); }
 
 std::int64_t Model::opset(std::string_view d) const {
   if (!opset_index.empty()) {

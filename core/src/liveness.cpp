@@ -75,10 +75,11 @@ class ScopeTree {
   }
 };
 
-// held[v] = max(last[v], the last step of each module v is passed into): see BufferIntervals.
+// held(v) = max(last[v], the last step of each module v is passed into): see BufferIntervals.
 void hold_module_arguments(const Graph& g, BufferIntervals& b) {
   ScopeTree scopes(g);
   if (scopes.empty()) return;
+  b.held_later = b.last;
   for (std::size_t i = 0; i < g.order.size(); ++i) {
     const auto n = std::size_t(g.order[i]);
     scopes.ran(scopes.of_node(n), int(i));
@@ -91,7 +92,7 @@ void hold_module_arguments(const Graph& g, BufferIntervals& b) {
     const int from = scopes.of_node(std::size_t(val.producer));
     for (int u : val.consumers) {
       const int module = scopes.entered(from, scopes.of_node(std::size_t(u)));
-      if (module != 0) b.held[o] = std::max(b.held[o], scopes.end(module));
+      if (module != 0) b.held_later[o] = std::max(b.held_later[o], scopes.end(module));
     }
   }
 }
@@ -108,9 +109,9 @@ BufferIntervals buffer_intervals(const Graph& g, const FusedOps* fused, bool mod
   for (int ni : g.order) {
     const Node& n = g.nodes[std::size_t(ni)];
     const OpSpec* spec = find_op(n.domain, n.op_type);
-    if (!spec || spec->cls != OpClass::View || n.inputs.empty() || n.inputs[0] < 0) continue;
-    for (int o : n.outputs)
-      if (o >= 0) b.owner[std::size_t(o)] = b.owner[std::size_t(n.inputs[0])];
+    if (!spec || spec->cls != OpClass::View || n.inputs().empty() || n.inputs()[0] < 0) continue;
+    for (int o : n.outputs())
+      if (o >= 0) b.owner[std::size_t(o)] = b.owner[std::size_t(n.inputs()[0])];
   }
   b.first.assign(nv, -1);
   b.last.assign(nv, -1);
@@ -127,11 +128,10 @@ BufferIntervals buffer_intervals(const Graph& g, const FusedOps* fused, bool mod
   for (std::size_t i = 0; i < steps; ++i) {
     const auto ni = std::size_t(g.order[i]);
     const int end = fused && fused->last_member[ni] >= 0 ? b.step_of[std::size_t(fused->last_member[ni])] : int(i);
-    for (int v : g.nodes[ni].inputs)
+    for (int v : g.nodes[ni].inputs())
       if (v >= 0) touch(v, std::max(end, int(i)));
   }
   for (int v : g.outputs) touch(v, int(steps) - 1);
-  b.held = b.last;
   if (module_frames) hold_module_arguments(g, b);
   return b;
 }
@@ -144,9 +144,14 @@ LivenessResult peak_live_memory(const Graph& g, const GraphShapes& s, int float_
   };
   LivenessResult r;
   const std::size_t nv = g.values.size(), steps = g.order.size();
-  const BufferIntervals buffers = buffer_intervals(g, fused, module_frames);
+  BufferIntervals buffers = buffer_intervals(g, fused, module_frames);
+  // Only where buffers start and how long they are held is read past here, and a million-node graph's peak
+  // falls here: the rest goes.
+  if (!buffers.held_later.empty()) buffers.last = std::move(buffers.held_later);
+  std::vector<int>().swap(buffers.owner);
+  std::vector<int>().swap(buffers.step_of);
   const std::vector<int>& first = buffers.first;
-  const std::vector<int>& last = buffers.held;
+  const std::vector<int>& last = buffers.last;
 
   std::vector<double> delta(steps + 2, 0.0);  // +2: a graph without nodes still has step 0 for its inputs
   auto add = [&r](std::uint64_t& total, std::uint64_t b) {

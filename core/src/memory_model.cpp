@@ -32,7 +32,7 @@ void weight_bytes(const Graph& graph, int bits, double& total, double& param_ele
     if (v < 0) return;
     for (int u : g.values[std::size_t(v)].consumers) {
       const Node& node = g.nodes[std::size_t(u)];
-      if ((node.op_type == "Conv" || node.op_type == "ConvTranspose") && node.inputs.size() > 1 && node.inputs[1] == v) {
+      if ((node.op_type == "Conv" || node.op_type == "ConvTranspose") && node.inputs().size() > 1 && node.inputs()[1] == v) {
         *conv += b;
         break;
       }

@@ -84,7 +84,7 @@ OperatorGraph operator_graph(const Model& model, const Analysis& analysis, std::
     og.op_class[i] = std::int32_t(c.cls);
     double weight_bytes = 0;
     seen.clear();
-    for (int v : n.inputs) {
+    for (int v : n.inputs()) {
       if (v < 0) continue;
       const Value& val = g.values[std::size_t(v)];
       if (val.kind == ValueKind::Initializer) {
@@ -102,7 +102,7 @@ OperatorGraph operator_graph(const Model& model, const Analysis& analysis, std::
     x[kLogActBytesRead] = lg((c.bytes_read - std::min(c.bytes_read, weight_bytes)) * per);
     x[kLogBytesWritten] = lg(c.bytes_written * per);
     x[kLogWeightBytes] = lg(weight_bytes);
-    const int out = n.outputs.empty() ? -1 : n.outputs[0];
+    const int out = n.outputs().empty() ? -1 : n.outputs()[0];
     if (out >= 0) {
       const ValueShape& s = analysis.shapes.graph.values[std::size_t(out)];
       x[kLogOutElements] = lg(double(s.elements()) * per);

@@ -60,14 +60,14 @@ json nodes_json(const Graph& g, const GraphShapes& s, const GraphCosts& gc) {
     if (!n.domain.empty()) j["domain"] = n.domain;
     j["class"] = std::string(op_class_name(c.cls));
     json ins = json::array(), outs = json::array();
-    for (int v : n.inputs) {
+    for (int v : n.inputs()) {
       if (v < 0) { ins.push_back(nullptr); continue; }
       json x = shape_json(s.values[std::size_t(v)]);
       x["name"] = g.values[std::size_t(v)].name;
       if (g.values[std::size_t(v)].kind == ValueKind::Initializer) x["initializer"] = true;
       ins.push_back(x);
     }
-    for (int v : n.outputs) {
+    for (int v : n.outputs()) {
       if (v < 0) { outs.push_back(nullptr); continue; }
       json x = shape_json(s.values[std::size_t(v)]);
       x["name"] = g.values[std::size_t(v)].name;
@@ -154,7 +154,7 @@ json analysis_to_json(const Model& m, const Analysis& a, bool per_node) {
   tot["peak_activation_complete"] = a.liveness.complete;
   if (a.liveness.peak_step >= 0) {
     const Node& pn = m.graph.nodes[std::size_t(m.graph.order[std::size_t(a.liveness.peak_step)])];
-    tot["peak_activation_at"] = pn.name.empty() ? pn.display_name() : pn.name;
+    tot["peak_activation_at"] = pn.name.empty() ? pn.display_name() : std::string(pn.name);
   }
   tot["input_bytes"] = a.liveness.input_bytes;
   tot["output_bytes"] = a.liveness.output_bytes;

@@ -167,8 +167,8 @@ class Builder {
       bool pointwise = c.cls == OpClass::Elementwise || c.cls == OpClass::Quantize;
       int target = -1;
       if (pointwise) {
-        for (std::size_t i = 0; i < n.inputs.size() && target < 0; ++i) {
-          int v = n.inputs[i];
+        for (std::size_t i = 0; i < n.inputs().size() && target < 0; ++i) {
+          int v = n.inputs()[i];
           if (v < 0 || kernel_of_value[std::size_t(v)] < 0) continue;
           if (g.values[std::size_t(v)].consumers.size() != 1) continue;
           int k = kernel_of_value[std::size_t(v)];
@@ -179,8 +179,8 @@ class Builder {
       }
       if (target < 0 && rt_.fuse_decomposed && fusable_in_module(c.cls)) {
         std::string_view sc = module_scope(n.name);
-        for (std::size_t i = 0; i < n.inputs.size() && target < 0 && !sc.empty(); ++i) {
-          int v = n.inputs[i];
+        for (std::size_t i = 0; i < n.inputs().size() && target < 0 && !sc.empty(); ++i) {
+          int v = n.inputs()[i];
           if (v < 0 || kernel_of_value[std::size_t(v)] < 0) continue;
           const Kernel& kk = kernels_[std::size_t(kernel_of_value[std::size_t(v)])];
           if (kk.scope == sc && !kk.p.gemm_like && fusable_in_module(kk.p.cls)) target = kernel_of_value[std::size_t(v)];
@@ -189,7 +189,7 @@ class Builder {
       if (target >= 0) {
         Kernel& k = kernels_[std::size_t(target)];
         k.p.flops += c.flops;
-        for (int v : n.inputs) {
+        for (int v : n.inputs()) {
           if (v < 0) continue;
           if (kernel_of_value[std::size_t(v)] == target) k.p.bytes -= value_bytes(s.values[std::size_t(v)]);  // stays on chip
           else {
@@ -198,7 +198,7 @@ class Builder {
             if (runs > 1 && invariant(g, v)) k.p.invariant_bytes += value_bytes(s.values[std::size_t(v)]);
           }
         }
-        for (int v : n.outputs)
+        for (int v : n.outputs())
           if (v >= 0) {
             k.p.bytes += value_bytes(s.values[std::size_t(v)]);
             kernel_of_value[std::size_t(v)] = target;
@@ -214,20 +214,20 @@ class Builder {
       k.p.flops = c.steps ? c.flops - c.steps->count * c.steps->flops : c.flops;
       k.p.repeat = runs;
       const int previous = int(kernels_.size()) - 1;
-      for (std::size_t i = 0; i < n.inputs.size(); ++i) {
-        const int v = n.inputs[i];
+      for (std::size_t i = 0; i < n.inputs().size(); ++i) {
+        const int v = n.inputs()[i];
         if (v < 0) continue;
         const double b = input_bytes(c, i, s.values[std::size_t(v)]);
         k.p.bytes += b;
         if (previous >= 0 && kernel_of_value[std::size_t(v)] == previous) k.p.reuse_bytes += b;
         if (runs > 1 && invariant(g, v)) k.p.invariant_bytes += b;
       }
-      for (int v : n.outputs) if (v >= 0) k.p.bytes += value_bytes(s.values[std::size_t(v)]);
+      for (int v : n.outputs()) if (v >= 0) k.p.bytes += value_bytes(s.values[std::size_t(v)]);
       shape_gemm(n, s, c, k);
       k.fuse_target = c.cls != OpClass::DataMovement && c.cls != OpClass::Other;
       k.scope = module_scope(n.name);
       int idx = int(kernels_.size());
-      for (int v : n.outputs) if (v >= 0) { kernel_of_value[std::size_t(v)] = idx; k.produced.push_back(v); }
+      for (int v : n.outputs()) if (v >= 0) { kernel_of_value[std::size_t(v)] = idx; k.produced.push_back(v); }
       kernels_.push_back(std::move(k));
       if (members_) members_->push_back(top ? std::vector<int>{ni} : std::vector<int>{});
       mine.push_back(std::size_t(idx));
@@ -245,7 +245,7 @@ class Builder {
         const Value& val = g.values[std::size_t(v)];
         bool inside = !val.consumers.empty();
         for (int u : val.consumers)
-          for (int o : g.nodes[std::size_t(u)].outputs)
+          for (int o : g.nodes[std::size_t(u)].outputs())
             if (o >= 0 && kernel_of_value[std::size_t(o)] != kernel_of_value[std::size_t(v)]) inside = false;
         for (int out : g.outputs) if (out == v) inside = false;
         if (inside) k.p.bytes = std::max(0.0, k.p.bytes - value_bytes(s.values[std::size_t(v)]));
@@ -300,7 +300,7 @@ class Builder {
   }
 
   static bool other_is_weight(const Graph& g, const Node& n, int v) {
-    for (int u : n.inputs)
+    for (int u : n.inputs())
       if (u >= 0 && u != v && g.values[std::size_t(u)].kind == ValueKind::Initializer) return true;
     return false;
   }
@@ -313,8 +313,8 @@ class Builder {
       k.p.gemm_k = c.steps->proj_k;
       return;
     }
-    if (c.macs <= 0 || n.outputs.empty() || n.outputs[0] < 0) return;
-    const ValueShape& y = s.values[std::size_t(n.outputs[0])];
+    if (c.macs <= 0 || n.outputs().empty() || n.outputs()[0] < 0) return;
+    const ValueShape& y = s.values[std::size_t(n.outputs()[0])];
     if (!y.fully_known() || y.elements() == 0) return;
     k.p.gemm_like = true;
     const double out = double(y.elements());
@@ -487,7 +487,7 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     if (opt.keep_kernels) {
       KernelTime t;
       if (k.first) {
-        t.name = k.first->name.empty() ? k.first->display_name() : k.first->name;
+        t.name = k.first->name.empty() ? k.first->display_name() : std::string(k.first->name);
         t.op_type = k.first->op_type;
       } else {
         t.name = std::string(k.label);

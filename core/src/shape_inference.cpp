@@ -105,17 +105,15 @@ class Inference {
     gs.values.assign(g.values.size(), ValueShape{});
     gs.status.assign(g.nodes.size(), NodeStatus::Unknown);
     gs.subgraphs.clear();
-    for (std::size_t v = 0; v < g.values.size(); ++v) {
-      const Value& val = g.values[v];
-      if (val.kind == ValueKind::Initializer) {
-        const TensorMeta& t = g.initializers[std::size_t(val.initializer)];
-        ValueShape s = ValueShape::of(t.dtype, t.dims);
-        if (t.data) s.value = std::make_shared<const ConstData>(*t.data);
-        gs.values[v] = std::move(s);
-      } else if (val.kind == ValueKind::OuterScope && !scopes.empty()) {
-        gs.values[v] = scopes.back()->values[std::size_t(val.outer)];
-      }
+    for (std::size_t i = 0; i < g.initializers.size(); ++i) {
+      const TensorMeta& t = g.initializers[i];
+      ValueShape s = ValueShape::of(t.dtype, t.dims);
+      if (t.data) s.value = SharedConst(*t.data);
+      gs.values[std::size_t(g.initializer_values[i])] = std::move(s);
     }
+    if (scopes.empty()) return;
+    for (std::size_t v = 0; v < g.outer_of.size(); ++v)
+      if (g.outer_of[v] >= 0) gs.values[v] = scopes.back()->values[std::size_t(g.outer_of[v])];
   }
 
   // A declared type with its symbols bound. Main-graph inputs report each symbol once.
@@ -182,7 +180,7 @@ class Inference {
         gs.status[std::size_t(ni)] = NodeStatus::Inferred;
         // Where a rule could not tell the rank or the type (its inputs come from an op without a rule),
         // a declared type (graph output, value_info) fills in, if it has no unknown dims.
-        for (int o : n.outputs) {
+        for (int o : n.outputs()) {
           if (o < 0) continue;
           ValueShape& out = gs.values[std::size_t(o)];
           const Value& val = g.values[std::size_t(o)];
@@ -196,14 +194,14 @@ class Inference {
         // A data-dependent estimate taints what is computed from it: outputs with dims, and contents
         // (a Gather of an estimated Shape is as much an estimate as the dim it reads).
         bool estimated_input = false;
-        for (int v : n.inputs) estimated_input |= v >= 0 && gs.values[std::size_t(v)].estimated;
+        for (int v : n.inputs()) estimated_input |= v >= 0 && gs.values[std::size_t(v)].estimated;
         if (estimated_input)
-          for (int o : n.outputs)
+          for (int o : n.outputs())
             if (o >= 0 && (gs.values[std::size_t(o)].rank > 0 || gs.values[std::size_t(o)].value))
               gs.values[std::size_t(o)].estimated = true;
       } else {
-        bool all = !n.outputs.empty();
-        for (int o : n.outputs) {
+        bool all = !n.outputs().empty();
+        for (int o : n.outputs()) {
           if (o < 0) continue;
           const Value& val = g.values[std::size_t(o)];
           if (val.declared && val.declared->has_shape) {
@@ -219,7 +217,7 @@ class Inference {
           if (unknown_seen_.insert(op).second) result_.unknown_ops.push_back(std::move(op));
         }
       }
-      for (int o : n.outputs) {
+      for (int o : n.outputs()) {
         if (o < 0) continue;
         std::string problem = shape_problem(gs.values[std::size_t(o)]);
         if (!problem.empty())
@@ -246,11 +244,11 @@ ShapeContext::ShapeContext(const Model& model, const Graph& graph, const Node& n
 
 const ValueShape& ShapeContext::input(std::size_t i) const {
   if (!has_input(i)) fail("required input " + std::to_string(i) + " is missing");
-  return values_[std::size_t(node_.inputs[i])];
+  return values_[std::size_t(node_.inputs()[i])];
 }
 
 const ValueShape* ShapeContext::input_if(std::size_t i) const {
-  return has_input(i) ? &values_[std::size_t(node_.inputs[i])] : nullptr;
+  return has_input(i) ? &values_[std::size_t(node_.inputs()[i])] : nullptr;
 }
 
 bool ShapeContext::input_ints(std::size_t i, std::vector<std::int64_t>& out) const {
@@ -263,12 +261,12 @@ bool ShapeContext::input_ints(std::size_t i, std::vector<std::int64_t>& out) con
 void ShapeContext::set_output(std::size_t i, ValueShape s) {
   if (!has_output(i)) return;
   if (s.rank >= 0 && s.dims.size() != std::size_t(s.rank)) s.rank = int(s.dims.size());
-  values_[std::size_t(node_.outputs[i])] = std::move(s);
+  values_[std::size_t(node_.outputs()[i])] = std::move(s);
 }
 
 void ShapeContext::set_output_value(std::size_t i, DType t, std::vector<std::int64_t> dims, ConstData v) {
   ValueShape s = ValueShape::of(t, std::move(dims));
-  s.value = std::make_shared<const ConstData>(std::move(v));
+  s.value = SharedConst(std::move(v));
   set_output(i, std::move(s));
 }
 

@@ -69,7 +69,7 @@ class Backward {
     for (int v : g_.outputs)
       if (v >= 0) returned_[std::size_t(v)] = true;
     for (std::size_t n = 0; n < g_.nodes.size(); ++n)
-      for (int o : g_.nodes[n].outputs) passes_[n] = passes_[n] || grad(o);
+      for (int o : g_.nodes[n].outputs()) passes_[n] = passes_[n] || grad(o);
   }
 
   KernelPlan build(Optimizer optimizer, bool mixed, bool scaler) {
@@ -148,7 +148,7 @@ class Backward {
     return dtype_is_float(vs.dtype) ? double(vs.elements()) * bits_ / 8.0 : double(vs.bytes());
   }
   bool grad(int v) const { return v >= 0 && flags_.grad[std::size_t(v)]; }
-  int input(const Node& n, std::size_t i) const { return i < n.inputs.size() ? n.inputs[i] : -1; }
+  int input(const Node& n, std::size_t i) const { return i < n.inputs().size() ? n.inputs()[i] : -1; }
 
   std::vector<std::pair<int, double>> trainable_weights() const {
     std::vector<std::pair<int, double>> w;
@@ -163,7 +163,7 @@ class Backward {
       const Node& n = g_.nodes[std::size_t(u)];
       if (matrix_op(n)) return true;
       if (!c_.nodes[std::size_t(u)].folded) continue;
-      for (int o : n.outputs)
+      for (int o : n.outputs())
         if (o >= 0)
           for (int w : g_.values[std::size_t(o)].consumers)
             if (matrix_op(g_.nodes[std::size_t(w)])) return true;
@@ -210,13 +210,13 @@ class Backward {
   void boundary(std::size_t k, std::vector<int>& ins, std::vector<int>& outs) {
     for (int n : members_[k]) {
       const Node& node = g_.nodes[std::size_t(n)];
-      for (int v : node.inputs) {
+      for (int v : node.inputs()) {
         if (v < 0 || stamp_[std::size_t(v)] == int(k)) continue;
         stamp_[std::size_t(v)] = int(k);
         const int p = g_.values[std::size_t(v)].producer;
         if (p < 0 || kernel_of_[std::size_t(p)] != int(k)) ins.push_back(v);
       }
-      for (int v : node.outputs) {
+      for (int v : node.outputs()) {
         if (v < 0) continue;
         bool outside = returned_[std::size_t(v)];
         for (int u : g_.values[std::size_t(v)].consumers) outside = outside || kernel_of_[std::size_t(u)] != int(k);
@@ -336,7 +336,7 @@ class Backward {
       out.push_back(pointwise(f.first, nullptr, dy + dx, KernelPhase::Backward));
       return;
     }
-    const int x = input(n, 0), y = n.outputs.empty() ? -1 : n.outputs[0];
+    const int x = input(n, 0), y = n.outputs().empty() ? -1 : n.outputs()[0];
     if (norm) {
       // statistics of x and dY, then dX from them: two passes over the activation
       const double xb = module ? largest : bytes(x);

@@ -63,12 +63,12 @@ class CostContext {
  public:
   CostContext(const Node& n, const std::vector<ValueShape>& values) : n_(n), v_(values) {}
   const Node& node() const { return n_; }
-  std::size_t num_inputs() const { return n_.inputs.size(); }
-  bool has_input(std::size_t i) const { return i < n_.inputs.size() && n_.inputs[i] >= 0; }
+  std::size_t num_inputs() const { return n_.inputs().size(); }
+  bool has_input(std::size_t i) const { return i < n_.inputs().size() && n_.inputs()[i] >= 0; }
   // An omitted or absent input/output reads as an unknown shape.
-  const ValueShape& input(std::size_t i) const { return has_input(i) ? v_[std::size_t(n_.inputs[i])] : none(); }
-  const ValueShape& output(std::size_t i) const { return has_output(i) ? v_[std::size_t(n_.outputs[i])] : none(); }
-  bool has_output(std::size_t i) const { return i < n_.outputs.size() && n_.outputs[i] >= 0; }
+  const ValueShape& input(std::size_t i) const { return has_input(i) ? v_[std::size_t(n_.inputs()[i])] : none(); }
+  const ValueShape& output(std::size_t i) const { return has_output(i) ? v_[std::size_t(n_.outputs()[i])] : none(); }
+  bool has_output(std::size_t i) const { return i < n_.outputs().size() && n_.outputs()[i] >= 0; }
   double output_elements(std::size_t i = 0) const { return has_output(i) ? double(output(i).elements()) : 0; }
   double input_elements(std::size_t i = 0) const { return has_input(i) ? double(input(i).elements()) : 0; }
 

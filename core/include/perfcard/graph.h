@@ -3,11 +3,14 @@
 // (they feed shape-value propagation). The IR is immutable once loaded: analyses live beside it.
 //
 // It is compact because a graph may have millions of nodes (peak memory is bounded by the file's size):
-// names and op types are views into the model's StringPool, and node inputs/outputs and value consumers
-// are spans into per-graph pools. A Model is therefore moved, never copied.
+// names and op types are one pointer each into the model's StringPool (PoolStr), node edges and value
+// consumers point into per-graph pools, and what few values need (an initializer's record, a body's
+// capture) is kept beside the values, not in each. A Model is therefore moved, never copied.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <span>
@@ -21,6 +24,32 @@
 #include "perfcard/dtype.h"
 
 namespace perfcard {
+
+// A string the model's StringPool keeps, as one pointer: the pool writes each string's length in the four
+// bytes before its characters. A node holds three and a value one, a million times over in a large graph,
+// where a string_view's 16 bytes are felt. Reads as a std::string_view.
+class PoolStr {
+ public:
+  constexpr PoolStr() = default;
+  std::string_view view() const {
+    if (!chars_) return {};
+    std::uint32_t n;
+    std::memcpy(&n, chars_ - sizeof n, sizeof n);
+    return {chars_, n};
+  }
+  operator std::string_view() const { return view(); }
+  bool empty() const { return view().empty(); }
+  std::size_t size() const { return view().size(); }
+  const char* data() const { return view().data(); }
+  friend bool operator==(PoolStr a, std::string_view b) { return a.view() == b; }
+  friend bool operator==(PoolStr a, PoolStr b) { return a.view() == b.view(); }
+
+ private:
+  friend class StringPool;
+  explicit PoolStr(const char* chars) : chars_(chars) {}
+  const char* chars_ = nullptr;
+};
+std::ostream& operator<<(std::ostream& os, PoolStr s);
 
 // A declared dimension: a number, a symbol (dim_param), or unknown.
 struct Dim {
@@ -60,11 +89,9 @@ struct TensorMeta {
 enum class ValueKind : std::uint8_t { GraphInput, Initializer, NodeOutput, OuterScope };
 
 struct Value {
-  std::string_view name;
+  PoolStr name;
   ValueKind kind = ValueKind::NodeOutput;
-  int producer = -1;               // node index, for NodeOutput
-  int initializer = -1;            // index into Graph::initializers, for Initializer
-  int outer = -1;                  // value index in the parent graph, for OuterScope
+  int producer = -1;               // node index, for NodeOutput (an OuterScope value's is Graph::outer_value)
   // From a graph input/output/value_info or the initializer; null when the file declares nothing.
   const TypeInfo* declared = nullptr;
   std::span<const int> consumers;  // node indices (a node appears once per use)
@@ -84,7 +111,7 @@ enum class AttrType : std::uint8_t {
 };
 
 struct Attribute {
-  std::string_view name;
+  PoolStr name;
   AttrType type = AttrType::Undefined;
   float f = 0;
   std::int64_t i = 0;
@@ -96,16 +123,22 @@ struct Attribute {
   std::vector<Graph> graphs;        // g (one) or graphs
 };
 
+// The largest file the loader reads: protobuf's own limit is 2 GiB, and nodes keep 32-bit offsets.
+inline constexpr std::uint64_t kMaxModelBytes = std::uint64_t{1} << 32;
+
 struct Node {
-  std::string_view name;     // may be empty in the file; display_name() never is
-  std::string_view op_type;
-  std::string_view domain;   // "" for the default ONNX domain
-  std::span<const int> inputs;   // value indices; -1 for an omitted optional input
-  std::span<const int> outputs;  // value indices; -1 for an omitted optional output
-  std::vector<Attribute> attributes;
-  std::uint64_t byte_offset = 0;
+  PoolStr name;     // may be empty in the file; display_name() never is
+  PoolStr op_type;
+  PoolStr domain;   // "" for the default ONNX domain
+  // Value indices, -1 for an omitted optional one: the inputs, then the outputs, in Graph::node_edges.
+  const int* edges = nullptr;
+  std::uint32_t num_inputs = 0, num_outputs = 0;
+  std::span<const Attribute> attributes;  // a block of Graph::attribute_blocks
+  std::uint32_t byte_offset = 0;  // the loader reads files up to 4 GiB (kMaxModelBytes)
   int index = 0;
 
+  std::span<const int> inputs() const { return {edges, num_inputs}; }
+  std::span<const int> outputs() const { return {edges + num_inputs, num_outputs}; }
   std::string display_name() const;
   std::string qualified_op() const;  // "Conv", or "com.microsoft::FusedConv" outside the default domain
   const Attribute* attr(std::string_view key) const;
@@ -145,6 +178,7 @@ struct Graph {
   std::vector<Value> values;
   std::vector<Node> nodes;
   std::vector<TensorMeta> initializers;
+  std::vector<int> initializer_values;  // by initializer: its value (of kind Initializer)
   std::vector<int> inputs;           // graph inputs that are not initializers
   std::vector<int> outputs;
   std::vector<int> order;            // topological execution order (node indices)
@@ -153,16 +187,26 @@ struct Graph {
   std::vector<int> node_edges;       // each node's inputs, then its outputs
   std::vector<int> value_consumers;  // each value's consumers
   std::vector<TypeInfo> declared_types;
+  std::vector<std::unique_ptr<Attribute[]>> attribute_blocks;  // one per node with attributes, its exact size
+
+  // By value, sized only in graphs that capture from their parent (bodies): the parent's value index for an
+  // OuterScope value, -1 for the others. Kept beside the values, which are many, while captures are few.
+  std::vector<int> outer_of;
 
   int find(std::string_view value_name) const { return value_index.find(value_name, values); }  // -1 when absent
+  int outer_value(std::size_t v) const { return v < outer_of.size() ? outer_of[v] : -1; }
+  void set_outer_value(std::size_t v, int parent_value) {
+    if (outer_of.size() <= v) outer_of.resize(values.size(), -1);
+    outer_of[v] = parent_value;
+  }
 };
 
-// Owns the characters the IR's string_views show. Op types, domains and attribute names repeat and are
+// Owns the characters the IR's names show (PoolStr). Op types, domains and attribute names repeat and are
 // kept once; names are stored as they come, in large chunks (no allocation per name).
 class StringPool {
  public:
-  std::string_view store(std::string_view s);
-  std::string_view intern(std::string_view s);
+  PoolStr store(std::string_view s);  // an Error past 4 GiB (no ONNX file holds such a name)
+  PoolStr intern(std::string_view s);
 
  private:
   std::vector<std::unique_ptr<char[]>> chunks_, large_;

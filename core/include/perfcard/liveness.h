@@ -37,13 +37,15 @@ struct FusedOps {
 // `held`: how long the forward keeps the buffer. With `module_frames` (eager PyTorch), a tensor passed into
 // a module stays referenced by the caller's Python frame until that module returns, past its last reader
 // inside: the exporter's node names carry the module scopes ("/layer1/layer1.0/conv1/Conv"), and a value
-// read inside a module it was made outside of is held to the module's last node. Else held = last.
+// read inside a module it was made outside of is held to the module's last node. Else held = last, and
+// `held_later` stays empty (a million-node graph would feel a copy of `last`).
 struct BufferIntervals {
   std::vector<int> owner;    // by value
   std::vector<int> first, last;  // by value
-  std::vector<int> held;     // by value: last, or later where a module's caller still holds it
+  std::vector<int> held_later;  // by value, only with module frames: last, or later where a caller holds it
   std::vector<int> step_of;  // by node
   bool is_buffer(std::size_t v) const { return first[v] >= 0; }
+  int held(std::size_t v) const { return held_later.empty() ? last[v] : held_later[v]; }
 };
 BufferIntervals buffer_intervals(const Graph& graph, const FusedOps* fused = nullptr, bool module_frames = false);
 

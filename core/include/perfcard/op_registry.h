@@ -80,10 +80,10 @@ class ShapeContext {
 
   const Node& node() const { return node_; }
   std::int64_t opset() const { return opset_; }
-  std::size_t num_inputs() const { return node_.inputs.size(); }
-  std::size_t num_outputs() const { return node_.outputs.size(); }
-  bool has_input(std::size_t i) const { return i < node_.inputs.size() && node_.inputs[i] >= 0; }
-  bool has_output(std::size_t i) const { return i < node_.outputs.size() && node_.outputs[i] >= 0; }
+  std::size_t num_inputs() const { return node_.inputs().size(); }
+  std::size_t num_outputs() const { return node_.outputs().size(); }
+  bool has_input(std::size_t i) const { return i < node_.inputs().size() && node_.inputs()[i] >= 0; }
+  bool has_output(std::size_t i) const { return i < node_.outputs().size() && node_.outputs()[i] >= 0; }
   const ValueShape& input(std::size_t i) const;            // fails when absent
   const ValueShape* input_if(std::size_t i) const;         // nullptr when absent
   // Contents of a constant-valued input as integers, or false when not known.

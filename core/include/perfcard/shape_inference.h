@@ -8,8 +8,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "perfcard/dims.h"
 #include "perfcard/error.h"
 #include "perfcard/graph.h"
 #include "perfcard/node_bodies.h"
@@ -21,19 +23,52 @@ struct DimBindings {
   std::int64_t unbound_default = 1;            // used (with a warning) for unbound or unnamed dims
 };
 
+// Folded contents, shared by the values that carry them (a Reshape's output keeps its input's). One pointer
+// with the count in the block, where a shared_ptr is two: a million-value graph feels the difference. The
+// count is not atomic: an analysis runs on one thread.
+class SharedConst {
+ public:
+  SharedConst() = default;
+  SharedConst(std::nullptr_t) {}  // NOLINT: as a shared_ptr
+  explicit SharedConst(ConstData d) : block_(new Block{std::move(d), 1}) {}
+  SharedConst(const SharedConst& o) : block_(o.block_) {
+    if (block_) ++block_->refs;
+  }
+  SharedConst(SharedConst&& o) noexcept : block_(std::exchange(o.block_, nullptr)) {}
+  SharedConst& operator=(SharedConst o) noexcept {
+    std::swap(block_, o.block_);
+    return *this;
+  }
+  ~SharedConst() {
+    if (block_ && --block_->refs == 0) delete block_;
+  }
+  explicit operator bool() const { return block_ != nullptr; }
+  const ConstData& operator*() const { return block_->data; }
+  const ConstData* operator->() const { return &block_->data; }
+  const ConstData* get() const { return block_ ? &block_->data : nullptr; }
+  void reset() { *this = SharedConst(); }
+
+ private:
+  struct Block {
+    ConstData data;
+    std::size_t refs;
+  };
+  Block* block_ = nullptr;
+};
+
 // A value's type after inference: concrete where possible, -1 where unknown.
 struct ValueShape {
   DType dtype = DType::Undefined;
   int rank = -1;                          // -1: unknown rank
-  std::vector<std::int64_t> dims;         // -1: unknown dim
-  std::shared_ptr<const ConstData> value; // contents, when known and small
+  Dims dims;                              // -1: unknown dim
+  SharedConst value;                      // contents, when known and small
   bool estimated = false;                 // some dim is a data-dependent estimate
 
   bool fully_known() const;
   // Elements / bytes; 0 when not fully known.
   std::uint64_t elements() const;
   std::uint64_t bytes() const;
-  static ValueShape of(DType t, std::vector<std::int64_t> d) {
+  static ValueShape of(DType t, Dims d) {
     ValueShape s;
     s.dtype = t;
     s.rank = int(d.size());

@@ -121,6 +121,11 @@ class Loader {
 
   Model load() {
     if (bytes_.empty()) throw Error("empty input: an ONNX model is a non-empty protobuf ModelProto", {}, ErrorCode::Malformed);
+    if (bytes_.size() > kMaxModelBytes)  // nodes keep 32-bit offsets
+      throw Error("the input is " + std::to_string(bytes_.size()) +
+                      " bytes; PerfCard reads ONNX files up to 4 GiB (protobuf's own limit is 2 GiB: larger models keep "
+                      "their weights in external data files)",
+                  {}, ErrorCode::Limit);
     reject_other_formats();
     try {
       return load_model_proto();
@@ -256,7 +261,7 @@ class Loader {
     return add_value(g, strings_->store(name));
   }
 
-  static int add_value(Graph& g, std::string_view kept_name) {
+  static int add_value(Graph& g, PoolStr kept_name) {
     const int idx = int(g.values.size());
     Value v;
     v.name = kept_name;
@@ -586,29 +591,32 @@ class Loader {
     n.byte_offset = nf.offset;
     std::vector<Field> attrs;
     std::vector<std::string_view> ins, outs;
+    std::string_view name, op_type, domain;
     while (!r.done()) {
       Field f = r.next();
       switch (f.number) {
         case 1: expect(r, f, WireType::Len, "input"); ins.push_back(f.str()); break;
         case 2: expect(r, f, WireType::Len, "output"); outs.push_back(f.str()); break;
-        case 3: expect(r, f, WireType::Len, "name"); n.name = f.str(); break;
-        case 4: expect(r, f, WireType::Len, "op_type"); n.op_type = f.str(); break;
-        case 7: expect(r, f, WireType::Len, "domain"); n.domain = f.str(); break;
+        case 3: expect(r, f, WireType::Len, "name"); name = f.str(); break;
+        case 4: expect(r, f, WireType::Len, "op_type"); op_type = f.str(); break;
+        case 7: expect(r, f, WireType::Len, "domain"); domain = f.str(); break;
         case 5: expect(r, f, WireType::Len, "attribute"); attrs.push_back(f); break;
         default: break;
       }
     }
     // Until here the views point into the file; the model keeps its own copies.
-    n.name = strings_->store(n.name);
-    n.op_type = strings_->intern(n.op_type);
-    n.domain = n.domain == "ai.onnx" ? std::string_view() : strings_->intern(n.domain);
+    n.name = strings_->store(name);
+    n.op_type = strings_->intern(op_type);
+    n.domain = domain == "ai.onnx" ? PoolStr() : strings_->intern(domain);
     if (n.op_type.empty()) {
       throw Error("node without op_type", Location{nf.offset, n.display_name(), {}, g.path});
     }
     if (!attrs.empty()) {
       const Location ctx{{}, n.display_name(), n.op_type, g.path};
-      n.attributes.reserve(attrs.size());
-      for (std::size_t i = 0; i < attrs.size(); ++i) n.attributes.push_back(parse_attribute(attrs[i], i, depth, g.path, n, ctx));
+      auto block = std::make_unique<Attribute[]>(attrs.size());
+      for (std::size_t i = 0; i < attrs.size(); ++i) block[i] = parse_attribute(attrs[i], i, depth, g.path, n, ctx);
+      n.attributes = {block.get(), attrs.size()};
+      g.attribute_blocks.push_back(std::move(block));
     }
     // Edges are counted in 32 bits (the pools' offsets, value indices): a graph past that is refused.
     if (g.node_edges.size() + ins.size() + outs.size() > std::size_t(INT32_MAX))
@@ -715,13 +723,13 @@ class Loader {
       if (val.kind == ValueKind::Initializer)
         throw Error("initializer '" + t.name + "' is defined twice", Location{t.byte_offset, {}, {}, path});
       val.kind = ValueKind::Initializer;
-      val.initializer = int(g.initializers.size());
       TypeInfo type;
       type.dtype = t.dtype;
       type.has_shape = true;
       for (auto d : t.dims) type.dims.push_back(Dim{d, {}});
       declare(v, std::move(type));
       g.initializers.push_back(std::move(t));
+      g.initializer_values.push_back(v);
     }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const Field& f = inputs[i];
@@ -757,9 +765,9 @@ class Loader {
     // The pools are whole: what the nodes and values view can be pointed at.
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
       const EdgeRange& e = edges[i];
-      const std::span<const int> all(g.node_edges.data() + e.begin, e.inputs + e.outputs);
-      g.nodes[i].inputs = all.first(e.inputs);
-      g.nodes[i].outputs = all.subspan(e.inputs);
+      g.nodes[i].edges = g.node_edges.data() + e.begin;
+      g.nodes[i].num_inputs = e.inputs;
+      g.nodes[i].num_outputs = e.outputs;
     }
     for (std::size_t v = 0; v < declared_of.size(); ++v)
       if (declared_of[v] >= 0) g.values[v].declared = &g.declared_types[std::size_t(declared_of[v])];
@@ -787,15 +795,15 @@ class Loader {
                     where);
       }
       val.kind = ValueKind::OuterScope;
-      val.outer = outer;
+      g.set_outer_value(v, outer);
     }
     link_consumers(g);
     // Bodies first: what they capture from this graph is known only then, and a node must run after the
     // producers of what its bodies capture.
     scopes.push_back(&g);
     for (auto& n : g.nodes)
-      for (auto& a : n.attributes)
-        for (auto& sub : a.graphs) link(sub, scopes);
+      for (const auto& a : n.attributes)  // the graph's own blocks (attribute_blocks), viewed const elsewhere
+        for (auto& sub : const_cast<Attribute&>(a).graphs) link(sub, scopes);
     scopes.pop_back();
     order(g);
   }
@@ -804,13 +812,13 @@ class Loader {
   static void link_consumers(Graph& g) {
     std::vector<std::uint32_t> start(g.values.size() + 1, 0);
     for (const auto& n : g.nodes)
-      for (int v : n.inputs)
+      for (int v : n.inputs())
         if (v >= 0) ++start[std::size_t(v) + 1];
     for (std::size_t v = 0; v < g.values.size(); ++v) start[v + 1] += start[v];
     g.value_consumers.assign(start.back(), -1);
     std::vector<std::uint32_t> next(start.begin(), start.end() - 1);
     for (const auto& n : g.nodes)
-      for (int v : n.inputs)
+      for (int v : n.inputs())
         if (v >= 0) g.value_consumers[next[std::size_t(v)]++] = n.index;
     for (std::size_t v = 0; v < g.values.size(); ++v)
       g.values[v].consumers = std::span<const int>(g.value_consumers.data() + start[v], start[v + 1] - start[v]);
@@ -824,17 +832,17 @@ class Loader {
       const Value& val = g.values[std::size_t(v)];
       if (val.kind == ValueKind::NodeOutput && val.producer >= 0) f(val.producer);
     };
-    for (int v : node.inputs)
+    for (int v : node.inputs())
       if (v >= 0) from(v);
     for (const auto& a : node.attributes)
       for (const auto& body : a.graphs)
-        for (const auto& bv : body.values)
-          if (bv.kind == ValueKind::OuterScope && bv.outer >= 0) from(bv.outer);
+        for (int up : body.outer_of)  // what the body captures, as values of this graph
+          if (up >= 0) from(up);
   }
 
   // A name missing from the enclosing scope may come from further out; the enclosing scope then gets an
   // OuterScope value of its own, so that every capture is visible exactly one level up.
-  static int resolve_outer(std::vector<Graph*>& scopes, std::size_t level, std::string_view name) {
+  static int resolve_outer(std::vector<Graph*>& scopes, std::size_t level, PoolStr name) {
     Graph& g = *scopes[level];
     if (int found = g.find(name); found >= 0) return found;
     if (level == 0) return -1;
@@ -843,13 +851,13 @@ class Loader {
     // The name is the inner graph's view into the model's strings, which outlive both graphs.
     const int v = add_value(g, name);
     g.values[std::size_t(v)].kind = ValueKind::OuterScope;
-    g.values[std::size_t(v)].outer = up;
+    g.set_outer_value(std::size_t(v), up);
     return v;
   }
 
   static const Node* first_consumer(const Graph& g, int v) {
     for (const auto& n : g.nodes)
-      for (int i : n.inputs)
+      for (int i : n.inputs())
         if (i == v) return &n;
     return nullptr;
   }

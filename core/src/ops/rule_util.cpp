@@ -54,7 +54,7 @@ ValueShape broadcast_inputs(ShapeContext& c, DType out_type, std::size_t first, 
     if (!c.has_input(i)) continue;
     const ValueShape& in = c.input(i);
     if (in.rank < 0) return s;
-    dims = any ? broadcast(c, dims, in.dims) : in.dims;
+    dims = any ? broadcast(c, dims, in.dims) : in.dims.vec();
     any = true;
     s.estimated |= in.estimated;
   }
@@ -161,7 +161,7 @@ void cost_none(const CostContext&, double, NodeCost&) {}
 
 void cost_per_output(const CostContext& c, double k, NodeCost& out) {
   double n = 0;
-  for (std::size_t i = 0; i < c.node().outputs.size(); ++i) n = std::max(n, c.output_elements(i));
+  for (std::size_t i = 0; i < c.node().outputs().size(); ++i) n = std::max(n, c.output_elements(i));
   out.flops = k * n;
 }
 

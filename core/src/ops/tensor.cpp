@@ -85,7 +85,7 @@ void rule_constant(ShapeContext& c) {
       if (a.tensors.empty()) c.fail("Constant attribute '" + std::string(a.name) + "' holds no tensor");
       const TensorMeta& t = a.tensors[0];
       ValueShape s = ValueShape::of(t.dtype, t.dims);
-      if (t.data) s.value = std::make_shared<const ConstData>(*t.data);
+      if (t.data) s.value = SharedConst(*t.data);
       c.set_output(0, std::move(s));
       return;
     }
@@ -267,7 +267,7 @@ void rule_transpose(ShapeContext& c) {
   s.estimated = in.estimated;
   if (foldable(in, std::int64_t(in.elements()))) {
     auto ist = strides_of(in.dims), ost = strides_of(out);
-    s.value = std::make_shared<const ConstData>(gather_contents(*in.value, std::int64_t(in.elements()), [&](std::int64_t i) {
+    s.value = SharedConst(gather_contents(*in.value, std::int64_t(in.elements()), [&](std::int64_t i) {
       std::int64_t src = 0;
       for (std::size_t k = 0; k < out.size(); ++k) src += (i / ost[k] % out[k]) * ist[std::size_t(perm[k] < 0 ? perm[k] + in.rank : perm[k])];
       return src;
@@ -324,7 +324,7 @@ void rule_concat(ShapeContext& c) {
         }
       }
     }
-    s.value = std::make_shared<const ConstData>(std::move(r2));
+    s.value = SharedConst(std::move(r2));
   }
   c.set_output(0, std::move(s));
 }
@@ -433,7 +433,7 @@ void rule_slice(ShapeContext& c) {
   s.estimated = in.estimated;
   if (foldable(in, product(out))) {
     auto ist = strides_of(in.dims), ost = strides_of(out);
-    s.value = std::make_shared<const ConstData>(gather_contents(*in.value, product(out), [&](std::int64_t i) {
+    s.value = SharedConst(gather_contents(*in.value, product(out), [&](std::int64_t i) {
       std::int64_t src = 0;
       for (std::size_t k = 0; k < out.size(); ++k) src += (begin[k] + (i / ost[k] % out[k]) * step[k]) * ist[k];
       return src;
@@ -458,7 +458,7 @@ void rule_gather(ShapeContext& c) {
     for (auto v : idx.value->ints)
       if (v < -d || v >= d) c.fail("Gather index " + std::to_string(v) + " is out of range for dim " + std::to_string(d));
     std::int64_t inner = product(data.dims, ax + 1), nidx = std::int64_t(idx.value->ints.size());
-    s.value = std::make_shared<const ConstData>(gather_contents(*data.value, product(out), [&](std::int64_t i) {
+    s.value = SharedConst(gather_contents(*data.value, product(out), [&](std::int64_t i) {
       std::int64_t in_inner = i % inner, rest = i / inner;
       std::int64_t k = rest % nidx, outer = rest / nidx;
       std::int64_t j = idx.value->ints[std::size_t(k)];
@@ -509,7 +509,7 @@ void rule_expand(ShapeContext& c) {
     auto ost = strides_of(out);
     auto ist = strides_of(in.dims);
     std::size_t off = out.size() - in.dims.size();
-    s.value = std::make_shared<const ConstData>(gather_contents(*in.value, product(out), [&](std::int64_t i) {
+    s.value = SharedConst(gather_contents(*in.value, product(out), [&](std::int64_t i) {
       std::int64_t src = 0;
       for (std::size_t k = off; k < out.size(); ++k)
         if (in.dims[k - off] != 1) src += (i / ost[k] % out[k]) * ist[k - off];
@@ -537,7 +537,7 @@ void rule_tile(ShapeContext& c) {
   ValueShape s = ValueShape::of(in.dtype, out);
   if (foldable(in, product(out))) {
     auto ost = strides_of(out), ist = strides_of(in.dims);
-    s.value = std::make_shared<const ConstData>(gather_contents(*in.value, product(out), [&](std::int64_t i) {
+    s.value = SharedConst(gather_contents(*in.value, product(out), [&](std::int64_t i) {
       std::int64_t src = 0;
       for (std::size_t k = 0; k < out.size(); ++k) src += (i / ost[k] % out[k]) % in.dims[k] * ist[k];
       return src;
