@@ -75,7 +75,7 @@ struct Run {
     if (it == values.end()) FAIL("no value named " << name);
     return *it->second;
   }
-  std::vector<std::int64_t> dims(const std::string& name) const { return at(name).dims; }
+  std::vector<std::int64_t> dims(const std::string& name) const { return at(name).dims.vec(); }
   bool warned(const std::string& text) const {
     return std::any_of(analysis.shapes.warnings.begin(), analysis.shapes.warnings.end(),
                        [&](const Diagnostic& d) { return d.message.find(text) != std::string::npos; });

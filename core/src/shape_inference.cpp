@@ -10,6 +10,15 @@
 
 namespace perfcard {
 
+SharedConst::SharedConst(ConstData d) : block_(new Block{std::move(d), 1}) {}
+SharedConst::SharedConst(const SharedConst& o) : block_(o.block_) {
+  if (block_) ++block_->refs;
+}
+SharedConst::~SharedConst() {
+  if (block_ && --block_->refs == 0) delete block_;
+}
+
+
 bool ValueShape::fully_known() const {
   if (rank < 0) return false;
   for (auto d : dims)
@@ -264,7 +273,7 @@ void ShapeContext::set_output(std::size_t i, ValueShape s) {
   values_[std::size_t(node_.outputs()[i])] = std::move(s);
 }
 
-void ShapeContext::set_output_value(std::size_t i, DType t, std::vector<std::int64_t> dims, ConstData v) {
+void ShapeContext::set_output_value(std::size_t i, DType t, Dims dims, ConstData v) {
   ValueShape s = ValueShape::of(t, std::move(dims));
   s.value = SharedConst(std::move(v));
   set_output(i, std::move(s));

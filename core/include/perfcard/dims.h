@@ -1,15 +1,16 @@
 // A value's inferred dims, as shape inference keeps them for every value of a graph. Up to four dims (the
 // rank of most tensors) sit inline; more go to the heap. A std::vector costs 24 bytes plus a 32-byte heap
 // block per value, which a million-value graph feels (docs/robustness.md); this costs 40 and no allocation.
-// It reads like the std::vector the shape rules were written against, and converts to and from one.
+// It reads like the std::vector the shape rules were written against; it is made from one implicitly and
+// turned into one only explicitly (vec()), so no copy hides in a call.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <initializer_list>
 #include <iterator>
-#include <stdexcept>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 namespace perfcard {
@@ -27,32 +28,25 @@ class Dims {
   using const_iterator = const std::int64_t*;
 
   Dims() noexcept {}  // user-provided: clang 14 refuses a const ValueShape otherwise
-  Dims(std::initializer_list<std::int64_t> d) { assign(d.begin(), d.end()); }
-  Dims(const std::vector<std::int64_t>& d) { assign(d.begin(), d.end()); }  // NOLINT: a drop-in for the vector
+  Dims(std::initializer_list<std::int64_t> d) { copy_from(d.begin(), d.size()); }
+  Dims(const std::vector<std::int64_t>& d) { copy_from(d.data(), d.size()); }  // NOLINT: a drop-in for the vector
   Dims(size_type n, std::int64_t value) { assign(n, value); }
   template <std::input_iterator It>
   Dims(It first, It last) { assign(first, last); }
-  Dims(const Dims& o) { assign(o.begin(), o.end()); }
-  Dims(Dims&& o) noexcept { take(o); }
-  Dims& operator=(const Dims& o) {
-    if (this != &o) assign(o.begin(), o.end());
-    return *this;
-  }
-  Dims& operator=(Dims&& o) noexcept {
-    if (this != &o) {
-      release();
-      take(o);
-    }
-    return *this;
-  }
+  // Out of line, as are the growing members below: every rule makes, copies and drops shapes, and wasm's
+  // download pays for each inlined copy (40 KB of wasm when these were inline).
+  Dims(const Dims& o);
+  Dims(Dims&& o) noexcept;
+  Dims& operator=(const Dims& o);
+  Dims& operator=(Dims&& o) noexcept;
   Dims& operator=(std::initializer_list<std::int64_t> d) {
-    assign(d.begin(), d.end());
+    copy_from(d.begin(), d.size());
     return *this;
   }
-  ~Dims() { release(); }
+  ~Dims();
 
-  operator std::vector<std::int64_t>() const { return {begin(), end()}; }  // NOLINT: as above
-  std::vector<std::int64_t> vec() const { return {begin(), end()}; }
+  explicit operator std::vector<std::int64_t>() const { return vec(); }  // explicit: a copy is never hidden
+  std::vector<std::int64_t> vec() const;
 
   size_type size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -70,54 +64,35 @@ class Dims {
   const std::int64_t& back() const { return data()[size_ - 1]; }
 
   void reserve(size_type n) {
-    if (n <= cap_) return;
-    if (n > UINT32_MAX) throw std::length_error("Dims::reserve");
-    auto* grown = new std::int64_t[n];
-    std::copy(begin(), end(), grown);
-    const std::uint32_t size = size_;
-    release();
-    heap_ = grown;
-    size_ = size;
-    cap_ = std::uint32_t(n);
+    if (n > cap_) grow(n);
   }
   void clear() { size_ = 0; }
   void push_back(std::int64_t v) {
-    if (size_ == cap_) reserve(std::size_t(cap_) * 2);
+    if (size_ == cap_) grow(std::size_t(cap_) * 2);
     data()[size_++] = v;
   }
   void pop_back() { --size_; }
-  void resize(size_type n, std::int64_t value = 0) {
-    reserve(n);
-    if (n > size_) std::fill(data() + size_, data() + n, value);
-    size_ = std::uint32_t(n);
-  }
+  void resize(size_type n, std::int64_t value = 0);
   void assign(size_type n, std::int64_t value) {
     size_ = 0;
     resize(n, value);
   }
   template <std::input_iterator It>
   void assign(It first, It last) {
-    size_ = 0;
-    reserve(size_type(std::distance(first, last)));
-    for (; first != last; ++first) data()[size_++] = std::int64_t(*first);
+    if constexpr (std::contiguous_iterator<It> && std::is_same_v<std::iter_value_t<It>, std::int64_t>) {
+      copy_from(std::to_address(first), size_type(last - first));
+    } else {
+      const std::vector<std::int64_t> d(first, last);
+      copy_from(d.data(), d.size());
+    }
   }
-  iterator insert(const_iterator pos, std::int64_t v) { return insert(pos, &v, &v + 1); }
+  iterator insert(const_iterator pos, std::int64_t v) { return insert_copy(pos, &v, 1); }
   template <std::input_iterator It>
   iterator insert(const_iterator pos, It first, It last) {
-    const auto at = size_type(pos - begin());
     const std::vector<std::int64_t> added(first, last);  // may view this very object
-    reserve(size_ + added.size());
-    std::copy_backward(begin() + at, end(), end() + added.size());
-    std::copy(added.begin(), added.end(), begin() + at);
-    size_ += std::uint32_t(added.size());
-    return begin() + at;
+    return insert_copy(pos, added.data(), added.size());
   }
-  iterator erase(const_iterator first, const_iterator last) {
-    const auto at = size_type(first - begin()), n = size_type(last - first);
-    std::copy(begin() + at + n, end(), begin() + at);
-    size_ -= std::uint32_t(n);
-    return begin() + at;
-  }
+  iterator erase(const_iterator first, const_iterator last);
   iterator erase(const_iterator pos) { return erase(pos, pos + 1); }
 
   friend bool operator==(const Dims& a, const Dims& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
@@ -128,22 +103,14 @@ class Dims {
  private:
   static constexpr std::uint32_t kInline = 4;
   bool on_heap() const { return cap_ > kInline; }
-  void release() {
-    if (on_heap()) delete[] heap_;
-    cap_ = kInline;
-    size_ = 0;
-  }
-  void take(Dims& o) {
-    size_ = o.size_;
-    cap_ = o.cap_;
-    if (o.on_heap()) heap_ = o.heap_;
-    else std::memcpy(inline_, o.inline_, sizeof inline_);
-    o.cap_ = kInline;
-    o.size_ = 0;
-  }
+  void grow(size_type n);
+  void copy_from(const std::int64_t* d, size_type n);  // d may be a part of this object: it never grows then
+  iterator insert_copy(const_iterator pos, const std::int64_t* d, size_type n);  // d must not view this object
+  void release();
+  void take(Dims& o);
 
   union {
-    std::int64_t inline_[kInline] = {};
+    std::int64_t inline_[kInline];  // only the first size_ are ever read
     std::int64_t* heap_;
   };
   std::uint32_t size_ = 0, cap_ = kInline;

@@ -89,7 +89,7 @@ class ShapeContext {
   // Contents of a constant-valued input as integers, or false when not known.
   bool input_ints(std::size_t i, std::vector<std::int64_t>& out) const;
   void set_output(std::size_t i, ValueShape s);           // ignores omitted outputs
-  void set_output_value(std::size_t i, DType t, std::vector<std::int64_t> dims, ConstData v);
+  void set_output_value(std::size_t i, DType t, Dims dims, ConstData v);
 
   // Runs inference over a subgraph attribute with the given input types; returns its output types.
   // Warnings and unknown ops of the body join the top-level lists.

@@ -30,18 +30,14 @@ class SharedConst {
  public:
   SharedConst() = default;
   SharedConst(std::nullptr_t) {}  // NOLINT: as a shared_ptr
-  explicit SharedConst(ConstData d) : block_(new Block{std::move(d), 1}) {}
-  SharedConst(const SharedConst& o) : block_(o.block_) {
-    if (block_) ++block_->refs;
-  }
+  explicit SharedConst(ConstData d);
+  SharedConst(const SharedConst& o);
   SharedConst(SharedConst&& o) noexcept : block_(std::exchange(o.block_, nullptr)) {}
   SharedConst& operator=(SharedConst o) noexcept {
     std::swap(block_, o.block_);
     return *this;
   }
-  ~SharedConst() {
-    if (block_ && --block_->refs == 0) delete block_;
-  }
+  ~SharedConst();  // out of line, with the copy: every ValueShape's copy and destructor would inline them
   explicit operator bool() const { return block_ != nullptr; }
   const ConstData& operator*() const { return block_->data; }
   const ConstData* operator->() const { return &block_->data; }

@@ -16,11 +16,11 @@ struct Window {
   bool ceil_mode = false;
 };
 
-Window window_attrs(ShapeContext& c, std::size_t spatial, const std::vector<std::int64_t>& kernel_from_weight) {
+Window window_attrs(ShapeContext& c, std::size_t spatial, std::span<const std::int64_t> kernel_from_weight) {
   Window w;
   const Node& n = c.node();
   w.kernel = n.attr_ints("kernel_shape");
-  if (w.kernel.empty()) w.kernel = kernel_from_weight;
+  if (w.kernel.empty()) w.kernel.assign(kernel_from_weight.begin(), kernel_from_weight.end());
   if (w.kernel.size() != spatial)
     c.fail("kernel has " + std::to_string(w.kernel.size()) + " dims for " + std::to_string(spatial) + " spatial dims");
   w.strides = n.attr_ints("strides");
@@ -44,7 +44,7 @@ Window window_attrs(ShapeContext& c, std::size_t spatial, const std::vector<std:
   return w;
 }
 
-std::vector<std::int64_t> window_out(ShapeContext& c, const Window& w, const std::vector<std::int64_t>& in_spatial) {
+std::vector<std::int64_t> window_out(ShapeContext& c, const Window& w, std::span<const std::int64_t> in_spatial) {
   std::vector<std::int64_t> out;
   std::size_t s = in_spatial.size();
   for (std::size_t i = 0; i < s; ++i) {
@@ -159,7 +159,7 @@ void rule_matmul(ShapeContext& c) {
   for (auto [s, name] : {std::pair{&a, "A"}, std::pair{&b, "B"}})
     if (s->rank == 0) c.fail("input " + std::string(name) + " is a scalar (rank 0); " + op + " needs rank >= 1");
   if (a.rank < 0 || b.rank < 0) return c.set_output(0, ValueShape{t, -1, {}, nullptr, false});
-  std::vector<std::int64_t> da = a.dims, db = b.dims;
+  std::vector<std::int64_t> da = a.dims.vec(), db = b.dims.vec();
   bool va = da.size() == 1, vb = db.size() == 1;
   if (va) da.insert(da.begin(), 1);
   if (vb) db.push_back(1);
@@ -288,7 +288,7 @@ void rule_layer_norm(ShapeContext& c) {
   c.set_output(0, like_input(c, 0));
   if (x.rank < 0) return;
   std::int64_t axis = c.normalize_axis(c.node().attr_int("axis", -1), x.rank);
-  std::vector<std::int64_t> stat = x.dims;
+  std::vector<std::int64_t> stat = x.dims.vec();
   for (std::size_t i = std::size_t(axis); i < stat.size(); ++i) stat[i] = 1;
   DType st = DType(c.node().attr_int("stash_type", 1));
   for (std::size_t i = 1; i < c.num_outputs(); ++i) c.set_output(i, ValueShape::of(st, stat));
@@ -362,7 +362,7 @@ void rule_arg_reduce(ShapeContext& c) {
   const ValueShape& x = c.input(0);
   if (x.rank < 0) return c.set_output(0, ValueShape{DType::Int64, -1, {}, nullptr, false});
   std::size_t ax = std::size_t(c.normalize_axis(c.node().attr_int("axis", 0), x.rank));
-  std::vector<std::int64_t> out = x.dims;
+  std::vector<std::int64_t> out = x.dims.vec();
   if (c.node().attr_int("keepdims", 1) != 0) out[ax] = 1;
   else out.erase(out.begin() + std::ptrdiff_t(ax));
   c.set_output(0, ValueShape::of(DType::Int64, out));

@@ -29,8 +29,7 @@ namespace {
 
 }  // namespace
 
-std::vector<std::int64_t> broadcast(ShapeContext& c, const std::vector<std::int64_t>& a,
-                                    const std::vector<std::int64_t>& b) {
+std::vector<std::int64_t> broadcast(ShapeContext& c, std::span<const std::int64_t> a, std::span<const std::int64_t> b) {
   std::size_t r = std::max(a.size(), b.size());
   std::vector<std::int64_t> out(r, 1);
   for (std::size_t i = 0; i < r; ++i) {
@@ -68,7 +67,7 @@ ValueShape like_input(ShapeContext& c, std::size_t i) {
   return s;
 }
 
-std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t from, std::size_t to) {
+std::int64_t product(std::span<const std::int64_t> dims, std::size_t from, std::size_t to) {
   std::int64_t p = 1;
   for (std::size_t i = from; i < dims.size() && i < to; ++i) {
     if (dims[i] < 0) return -1;

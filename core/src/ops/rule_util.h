@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "perfcard/cost.h"
@@ -12,8 +13,7 @@
 namespace perfcard::ops {
 
 // Numpy-style broadcast of known shapes; -1 dims stay unknown. Fails on incompatible dims.
-std::vector<std::int64_t> broadcast(ShapeContext& c, const std::vector<std::int64_t>& a,
-                                    const std::vector<std::int64_t>& b);
+std::vector<std::int64_t> broadcast(ShapeContext& c, std::span<const std::int64_t> a, std::span<const std::int64_t> b);
 
 // Broadcast over all present inputs; rank -1 when any input rank is unknown.
 ValueShape broadcast_inputs(ShapeContext& c, DType out_type, std::size_t first = 0, std::size_t last = SIZE_MAX);
@@ -22,7 +22,7 @@ ValueShape broadcast_inputs(ShapeContext& c, DType out_type, std::size_t first =
 ValueShape like_input(ShapeContext& c, std::size_t i);
 
 // -1 when a dim is unknown; saturates at INT64_MAX when the product overflows.
-std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t from = 0, std::size_t to = SIZE_MAX);
+std::int64_t product(std::span<const std::int64_t> dims, std::size_t from = 0, std::size_t to = SIZE_MAX);
 
 // Overflow-safe arithmetic. Inferred dims stay below 2^50 (shape inference checks every output), but
 // attributes and constant contents can hold any int64: rules combine them with these.

@@ -26,7 +26,7 @@ bool input_numbers(ShapeContext& c, std::size_t i, std::vector<double>& out) {
   return true;
 }
 
-std::vector<std::int64_t> strides_of(const std::vector<std::int64_t>& dims) {
+std::vector<std::int64_t> strides_of(std::span<const std::int64_t> dims) {
   std::vector<std::int64_t> st(dims.size(), 1);
   for (std::size_t k = dims.size(); k-- > 1;) st[k - 1] = st[k] * dims[k];
   return st;
@@ -284,7 +284,7 @@ void rule_concat(ShapeContext& c) {
   if (!first) return c.set_output(0, ValueShape{c.input(0).dtype, -1, {}, nullptr, false});
   std::int64_t r = first->rank;
   std::size_t ax = std::size_t(c.normalize_axis(axis, r));
-  std::vector<std::int64_t> out = first->dims;
+  std::vector<std::int64_t> out = first->dims.vec();
   out[ax] = 0;
   bool all_values = true, estimated = false;
   for (std::size_t i = 0; i < c.num_inputs(); ++i) {
@@ -405,7 +405,7 @@ void rule_slice(ShapeContext& c) {
   if (steps.empty()) steps.assign(starts.size(), 1);
   if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
     c.fail("Slice starts/ends/axes/steps have different lengths");
-  std::vector<std::int64_t> out = in.dims;
+  std::vector<std::int64_t> out = in.dims.vec();
   std::vector<std::int64_t> begin(out.size(), 0), step(out.size(), 1);
   for (std::size_t i = 0; i < axes.size(); ++i) {
     std::size_t ax = std::size_t(c.normalize_axis(axes[i], in.rank));
@@ -529,7 +529,7 @@ void rule_tile(ShapeContext& c) {
     return c.set_output(0, std::move(s));
   }
   if (std::int64_t(reps.size()) != in.rank) c.fail("Tile repeats has " + std::to_string(reps.size()) + " entries for rank " + std::to_string(in.rank));
-  std::vector<std::int64_t> out = in.dims;
+  std::vector<std::int64_t> out = in.dims.vec();
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (reps[i] < 0) c.fail("Tile repeat is negative");
     out[i] = out[i] < 0 ? -1 : sat_mul(out[i], reps[i]);
@@ -582,7 +582,7 @@ void rule_pad(ShapeContext& c) {
   if (axes.empty())
     for (std::int64_t i = 0; i < in.rank; ++i) axes.push_back(i);
   if (pads.size() != 2 * axes.size()) c.fail("Pad has " + std::to_string(pads.size()) + " pads for " + std::to_string(axes.size()) + " axes");
-  std::vector<std::int64_t> out = in.dims;
+  std::vector<std::int64_t> out = in.dims.vec();
   for (std::size_t i = 0; i < axes.size(); ++i) {
     std::size_t ax = std::size_t(c.normalize_axis(axes[i], in.rank));
     if (out[ax] >= 0) out[ax] = sat_add(out[ax], sat_add(pads[i], pads[i + axes.size()]));
@@ -611,7 +611,7 @@ void rule_resize(ShapeContext& c) {
   std::vector<std::int64_t> axes = c.node().attr_ints("axes");
   if (axes.empty())
     for (std::int64_t i = 0; i < in.rank; ++i) axes.push_back(i);
-  std::vector<std::int64_t> out = in.dims;
+  std::vector<std::int64_t> out = in.dims.vec();
   if (have_sizes) {
     if (sizes.size() != axes.size()) c.fail("Resize sizes has " + std::to_string(sizes.size()) + " entries for " + std::to_string(axes.size()) + " axes");
     for (std::size_t i = 0; i < axes.size(); ++i) out[std::size_t(c.normalize_axis(axes[i], in.rank))] = sizes[i];
@@ -657,7 +657,7 @@ void rule_one_hot(ShapeContext& c) {
   std::int64_t axis = c.node().attr_int("axis", -1);
   std::int64_t r = idx.rank + 1;
   std::size_t ax = std::size_t(c.normalize_axis(axis, r));
-  std::vector<std::int64_t> out = idx.dims;
+  std::vector<std::int64_t> out = idx.dims.vec();
   out.insert(out.begin() + std::ptrdiff_t(ax), dep);
   c.set_output(0, ValueShape::of(t, out));
 }
@@ -775,7 +775,7 @@ void rule_topk(ShapeContext& c) {
     return;
   }
   std::size_t ax = std::size_t(c.normalize_axis(c.node().attr_int("axis", -1), in.rank));
-  std::vector<std::int64_t> out = in.dims;
+  std::vector<std::int64_t> out = in.dims.vec();
   bool estimated = in.estimated || (c.has_input(1) && c.input(1).estimated);
   if (!k_known && in.dims[ax] >= 0) {
     // k computed from the data: at most the whole axis
@@ -858,7 +858,7 @@ void rule_dft(ShapeContext& c) {
   std::int64_t axis = c.node().attr_int("axis", 1);
   std::size_t ax = std::size_t(c.normalize_axis(axis, in.rank));
   if (ax == 0 || ax + 1 == std::size_t(in.rank)) c.fail("DFT axis must be a signal axis");
-  std::vector<std::int64_t> out = in.dims;
+  std::vector<std::int64_t> out = in.dims.vec();
   std::vector<std::int64_t> len;
   if (c.has_input(1)) out[ax] = c.input_ints(1, len) && len.size() == 1 ? len[0] : -1;
   if (c.node().attr_int("onesided", 0) != 0 && c.node().attr_int("inverse", 0) == 0 && out[ax] >= 0)
