@@ -577,7 +577,7 @@ class Loader {
     return a;
   }
 
-  // Where a node's inputs and outputs sit in Graph::node_edges until the graph is whole and they become spans.
+  // Where a node's inputs and outputs sit in Graph::node_edges until the graph is whole and the node can point there.
   struct EdgeRange {
     std::uint32_t begin, inputs, outputs;
   };
