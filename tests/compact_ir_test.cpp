@@ -56,7 +56,7 @@ TEST_CASE("Dims does what std::vector does, across the inline and heap forms") {
           v = std::vector<std::int64_t>(std::size_t(n), x);
         } break;
         case 10: { Dims copy(d); d = copy; Dims moved(std::move(copy)); d = std::move(moved); } break;
-        case 11: { const std::vector<std::int64_t> back(d); d = back; } break;
+        case 11: { const std::vector<std::int64_t> back = d.vec(); d = back; } break;
         case 12: d.clear(); v.clear(); break;
       }
       REQUIRE(same(d, v));

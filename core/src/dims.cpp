@@ -11,10 +11,8 @@ void Dims::grow(size_type n) {
   if (n > UINT32_MAX) throw std::length_error("Dims: more than 2^32 dims");  // as std::vector past its max
   auto* grown = new std::int64_t[n];
   std::copy(begin(), end(), grown);
-  const std::uint32_t size = size_;
-  release();
+  if (on_heap()) delete[] heap_;
   heap_ = grown;
-  size_ = size;
   cap_ = std::uint32_t(n);
 }
 

@@ -45,8 +45,7 @@ class Dims {
   }
   ~Dims();
 
-  explicit operator std::vector<std::int64_t>() const { return vec(); }  // explicit: a copy is never hidden
-  std::vector<std::int64_t> vec() const;
+  std::vector<std::int64_t> vec() const;  // by name only: a copy never hides in a conversion
 
   size_type size() const { return size_; }
   bool empty() const { return size_ == 0; }
