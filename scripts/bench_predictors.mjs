@@ -19,7 +19,7 @@ const modelPath = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--
 const card = await createPerfCard();
 const trees = readFileSync(path.join(root, 'weights/trees.pcwt'));
 let t0 = performance.now();
-card.loadPredictor(trees, 'trees.pcwt');
+await card.loadPredictor(trees, 'trees.pcwt');
 const loadMs = performance.now() - t0;
 const model = card.openModelSync(readFileSync(modelPath));
 const options = { devices: 'all', batch: [1, 2, 4, 8, 16, 32, 64, 128] };
@@ -27,9 +27,9 @@ const options = { devices: 'all', batch: [1, 2, 4, 8, 16, 32, 64, 128] };
 // The predictors take turns call by call, so that drift on a shared machine reaches all of them alike.
 // "auto" runs with every learned file loaded, as the CLI and the page load them.
 const names = ['roofline', 'trees', 'gnn', 'transformer', 'ensemble', 'auto'];
-card.loadPredictor(readFileSync(path.join(root, 'weights/gnn.pcwt')), 'gnn.pcwt');
-card.loadPredictor(readFileSync(path.join(root, 'weights/transformer.pcwt')), 'transformer.pcwt');
-card.loadPredictor(readFileSync(path.join(root, 'weights/ensemble.pcwt')), 'ensemble.pcwt');
+await card.loadPredictor(readFileSync(path.join(root, 'weights/gnn.pcwt')), 'gnn.pcwt');
+await card.loadPredictor(readFileSync(path.join(root, 'weights/transformer.pcwt')), 'transformer.pcwt');
+await card.loadPredictor(readFileSync(path.join(root, 'weights/ensemble.pcwt')), 'ensemble.pcwt');
 const times = Object.fromEntries(names.map((n) => [n, []]));
 const rows = {};
 for (const n of names) rows[n] = model.predict({ ...options, predictor: n }).predictions.length;  // warm-up
@@ -64,7 +64,7 @@ if (args.includes('--cold')) {
   for (let i = 0; i < Math.max(3, Math.min(reps, 9)); i++) {
     for (const n of names) {
       const fresh = await createPerfCard();
-      for (const [b, f] of files) fresh.loadPredictor(b, f);
+      for (const [b, f] of files) await fresh.loadPredictor(b, f);
       const m = fresh.openModelSync(bytes);
       const s = performance.now();
       m.predict({ ...options, predictor: n });

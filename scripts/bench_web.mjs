@@ -58,6 +58,10 @@ for (const f of page) {
 }
 console.log(`| page + widget (${page.length} files: html, js, css, svg) | ${kib(pageTotal.raw)} | ${kib(pageTotal.gzip)} |`);
 console.log(`| **everything the page loads** | **${kib(coreTotal.raw + pageTotal.raw)}** | **${kib(coreTotal.gzip + pageTotal.gzip)}** |`);
+for (const f of ['lib/perfcard_learned.wasm', 'lib/perfcard_learned.js']) {
+  const s = size(join(dist, f));
+  console.log(`| ${f} (with the first learned predictor's file) | ${kib(s.raw)} | ${kib(s.gzip)} |`);
+}
 let weights = { raw: 0, gzip: 0 };
 for (const f of ['devices.json', 'carbon_regions.json', 'roofline.json']) {
   const s = size(join(root, 'weights', f));

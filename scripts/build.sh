@@ -57,4 +57,9 @@ if [ "$wasm" = 1 ]; then
     printf 'build.sh: dist/%-20s %8d bytes, %7d gzip\n' "$f" "$raw" "$gz"
   done
   printf 'build.sh: wasm + JS total        %8d bytes, %7d gzip (%d KiB)\n' "$total_raw" "$total_gz" $((total_gz / 1024))
+  # Loaded with the first learned predictor's file, not before.
+  for f in perfcard_learned.wasm perfcard_learned.js; do
+    printf 'build.sh: dist/%-20s %8d bytes, %7d gzip (on first use)\n' "$f" "$(stat -c %s "build/wasm/dist/$f")" \
+      "$(gzip -9 -c "build/wasm/dist/$f" | wc -c)"
+  done
 fi

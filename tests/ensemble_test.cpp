@@ -10,6 +10,7 @@
 #include "perfcard/device.h"
 #include "perfcard/ensemble_predictor.h"
 #include "perfcard/error.h"
+#include "perfcard/native_networks.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/predictor_registry.h"
 #include "test_util.h"
@@ -34,7 +35,7 @@ Loaded load_all() {
   for (auto name : perfcard::learned_predictor_names()) {
     const std::string file = std::string(name) + ".pcwt";
     const auto bytes = read_file(repo_path("weights/" + file));
-    l.set.learned.push_back(perfcard::load_learned_predictor(manifest, file, bytes, l.set.roofline, l.set.learned));
+    l.set.learned.push_back(perfcard::load_learned_predictor(manifest, file, bytes, l.set.roofline, perfcard::NativeNetworks{}, l.set.learned));
     if (name == "ensemble") l.ensemble_bytes = bytes;
   }
   return l;
@@ -110,7 +111,7 @@ TEST_CASE("the ensemble's file needs its members loaded first, and names them") 
   auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
   auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
   const auto bytes = read_file(repo_path("weights/ensemble.pcwt"));
-  CHECK(perfcard::test::error_message([&] { perfcard::make_learned_predictor(perfcard::read_weights(bytes), roofline); }) ==
+  CHECK(perfcard::test::error_message([&] { perfcard::make_learned_predictor(perfcard::read_weights(bytes), roofline, perfcard::NativeNetworks{}); }) ==
         "the ensemble combines the roofline with trees; load trees.pcwt before ensemble.pcwt");
 }
 

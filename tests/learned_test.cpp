@@ -14,6 +14,7 @@
 #include "perfcard/device.h"
 #include "perfcard/error.h"
 #include "perfcard/features.h"
+#include "perfcard/native_networks.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/predict.h"
 #include "perfcard/predictor_registry.h"
@@ -165,7 +166,7 @@ TEST_CASE("hostile trees are refused with what and where, before any evaluation"
   auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
   auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
   const auto ok = fixture("trees_small_f16.pcwt");
-  CHECK(error_of([&] { perfcard::make_learned_predictor(perfcard::read_weights(ok), roofline); })
+  CHECK(error_of([&] { perfcard::make_learned_predictor(perfcard::read_weights(ok), roofline, perfcard::NativeNetworks{}); })
             .find("'trees-fixture' predictor, which this build cannot run") != std::string::npos);
 }
 
@@ -216,7 +217,7 @@ TEST_CASE("auto: the committed trees where their family beats the roofline and t
   const auto wbytes = perfcard::test::read_file(weights);
   perfcard::PredictorSet set;
   set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
-  set.learned.push_back(perfcard::make_learned_predictor(perfcard::read_weights(wbytes), set.roofline));
+  set.learned.push_back(perfcard::make_learned_predictor(perfcard::read_weights(wbytes), set.roofline, perfcard::NativeNetworks{}));
   const auto mbytes = perfcard::test::read_file(repo_path("public/examples/resnet50.onnx"));
   const auto model = perfcard::load_model(mbytes);
   perfcard::PredictOptions o;
@@ -271,7 +272,7 @@ struct Committed {
     for (const char* name : {"trees", "gnn", "transformer", "ensemble"})
       set.learned.push_back(perfcard::make_learned_predictor(
           perfcard::read_weights(perfcard::test::read_file(repo_path(std::string("weights/") + name + ".pcwt"))),
-          set.roofline, set.learned));
+          set.roofline, perfcard::NativeNetworks{}, set.learned));
   }
 };
 }  // namespace

@@ -10,7 +10,9 @@
 //   modelAnalyze(handle, optionsJson), modelPredict(handle, optionsJson), closeModel(handle)
 //   devicesJson()                          the embedded device catalog, carbon regions and predictor
 //   loadPredictor(ptr, len, name)          a learned predictor's weights file (fetched by the page when
-//                                          first needed), checked against the embedded manifest: {ok, name}
+//                                          first needed), checked against the embedded manifest: {ok, name};
+//                                          its network is built in the learned module (remote_networks.h),
+//                                          which perfcard.js instantiates first
 // Results are plain JS objects:
 //   {ok: true,  json: "<the document, as the CLI prints it>"}   (openModel: {ok: true, handle})
 //   {ok: false, message: "<what() of the error>", detail, code, byteOffset?, node?, opType?, graph?}
@@ -47,6 +49,7 @@
 #include "perfcard/roofline_predictor.h"
 #include "perfcard/weights_file.h"
 #include "perfcard/report.h"
+#include "remote_networks.h"
 
 namespace {
 
@@ -212,7 +215,7 @@ val load_predictor_buffer(std::uintptr_t data_ptr, std::size_t size, const std::
     Data& d = data();
     const auto bytes = bytes_at(data_ptr, size);
     auto p = perfcard::load_learned_predictor(embedded("manifest.json"), name, bytes, d.predictors.roofline,
-                                             d.predictors.learned);
+                                             perfcard::wasm::RemoteNetworks{}, d.predictors.learned);
     auto& learned = d.predictors.learned;
     std::erase_if(learned, [&](const auto& q) { return q->name() == p->name(); });
     learned.push_back(p);

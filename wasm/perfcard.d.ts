@@ -191,6 +191,9 @@ export interface InitOptions {
   wasmModule?: WebAssembly.Module;
   print?: (text: string) => void;
   printErr?: (text: string) => void;
+  /** Where the learned predictors' runtime comes from (default: perfcard_learned.wasm next to perfcard.js),
+   *  loaded on the first loadPredictor(). */
+  learned?: { wasmUrl?: string | URL; wasmBinary?: BufferSource; wasmModule?: WebAssembly.Module };
 }
 
 export interface ShapeInfo {
@@ -290,8 +293,9 @@ export interface PerfCard {
   analyzeSync(input: Uint8Array | ArrayBuffer | SharedArrayBuffer | ArrayBufferView, options?: AnalyzeOptions): Analysis;
   predict(input: ModelInput, options?: PredictOptions): Promise<Prediction>;
   predictSync(input: Uint8Array | ArrayBuffer | SharedArrayBuffer | ArrayBufferView, options?: PredictOptions): Prediction;
-  /** Loads a learned predictor file (e.g. "trees.pcwt"), checked against the built-in manifest. */
-  loadPredictor(bytes: Uint8Array | ArrayBuffer, fileName: string): { name: string; version: string };
+  /** Loads a learned predictor file (e.g. "trees.pcwt"), checked against the built-in manifest; the first
+   *  call also loads the learned predictors' runtime (perfcard_learned.wasm). */
+  loadPredictor(bytes: Uint8Array | ArrayBuffer, fileName: string): Promise<{ name: string; version: string }>;
   devices(): Catalog;
   openModel(input: ModelInput, options?: OpenOptions): Promise<OpenModel>;
   openModelSync(input: Uint8Array | ArrayBuffer | SharedArrayBuffer | ArrayBufferView): OpenModel;

@@ -16,6 +16,10 @@
 // Runs in browsers, workers and node (>= 18). The .wasm sits next to this file: browsers and workers
 // fetch it relative to import.meta.url, node reads it from disk. It is compiled once per URL and
 // shared by every instance. No threads, no COOP/COEP needed.
+//
+// The learned predictors' networks (trees, GNN, transformer) are a second module, perfcard_learned.js /
+// .wasm beside this file: an instance imports and instantiates it on its first loadPredictor(), so a page
+// that predicts with the roofline alone never downloads it.
 import createPerfCardModule from './perfcard_wasm.js';
 
 export class PerfCardError extends Error {
@@ -78,30 +82,159 @@ function compileCached(url) {
   return p;
 }
 
-async function instantiate(opts = {}) {
-  let wasmModule;
-  if (opts.wasmModule !== undefined) wasmModule = opts.wasmModule;
-  else if (opts.wasmBinary !== undefined) wasmModule = await WebAssembly.compile(opts.wasmBinary);
-  else {
-    // The literal new URL('./x.wasm', import.meta.url) lets bundlers (webpack 5, Vite) ship the file.
-    const url = opts.wasmUrl !== undefined
-      ? new URL(String(opts.wasmUrl), import.meta.url)
-      : new URL('./perfcard_wasm.wasm', import.meta.url);
-    wasmModule = await compileCached(url);
-  }
-  // Emscripten's own loader is bypassed (3.1.6 cannot read files from an ES module in node, and its
-  // errors are vague): it gets the compiled module through instantiateWasm.
+async function compiledModule(opts, defaultUrl) {
+  if (opts.wasmModule !== undefined) return opts.wasmModule;
+  if (opts.wasmBinary !== undefined) return WebAssembly.compile(opts.wasmBinary);
+  return compileCached(opts.wasmUrl !== undefined ? new URL(String(opts.wasmUrl), import.meta.url) : defaultUrl);
+}
+
+// Emscripten's own loader is bypassed (3.1.6 cannot read files from an ES module in node, and its errors
+// are vague): it gets the compiled module through instantiateWasm.
+async function instantiateWith(factory, wasmModule, settings) {
   let fail;
   const failed = new Promise((resolve, reject) => { fail = reject; });
-  const ready = createPerfCardModule({
-    print: opts.print ?? ((s) => console.log(s)),
-    printErr: opts.printErr ?? ((s) => console.warn(s)),
+  const ready = factory({
+    ...settings,
     instantiateWasm(imports, done) {
       WebAssembly.instantiate(wasmModule, imports).then((instance) => done(instance, wasmModule), fail);
       return {};
     },
   });
   return Promise.race([ready, failed]);
+}
+
+async function instantiate(opts = {}) {
+  // The literal new URL('./x.wasm', import.meta.url) lets bundlers (webpack 5, Vite) ship the file.
+  const wasmModule = await compiledModule(opts, new URL('./perfcard_wasm.wasm', import.meta.url));
+  return instantiateWith(createPerfCardModule, wasmModule, {
+    print: opts.print ?? ((s) => console.log(s)),
+    printErr: opts.printErr ?? ((s) => console.warn(s)),
+  });
+}
+
+// The learned module for one core instance. opts.learned: {wasmUrl?, wasmBinary?, wasmModule?}.
+async function instantiateLearned(opts = {}) {
+  const what = 'the learned predictors\' runtime (perfcard_learned.wasm)';
+  try {
+    const [{ default: factory }, wasmModule] = await Promise.all([
+      import('./perfcard_learned.js'),
+      compiledModule(opts, new URL('./perfcard_learned.wasm', import.meta.url)),
+    ]);
+    return new LearnedRuntime(await instantiateWith(factory, wasmModule, {}));
+  } catch (e) {
+    throw new PerfCardError({ message: `perfcard: ${what} could not be loaded: ${e?.message ?? e}`, code: 'internal' });
+  }
+}
+
+// The learned module as the core's module calls it (wasm/remote_networks.cpp, synchronously): views of
+// the core's memory in, copied into the learned module's memory, results out. A call that fails returns
+// 0 / -1 / NaN and leaves {code, detail} in `error` for the core to throw as the Error it was.
+class LearnedRuntime {
+  #mod;
+  #scratch = 0;
+  #capacity = 0;
+  #embedding = null;   // the last embed's values, until takeEmbedding()
+  #outPtr = 0;
+  error = null;
+
+  constructor(mod) {
+    this.#mod = mod;
+    this.#outPtr = mod._malloc(mod.maxEmbedding() * 4);
+  }
+
+  // Room for `bytes` bytes at a 16-byte-aligned pointer, reused call after call.
+  #reserve(bytes) {
+    if (bytes > this.#capacity) {
+      if (this.#scratch) this.#mod._free(this.#scratch);
+      this.#capacity = Math.max(bytes, 2 * this.#capacity, 4096);
+      this.#scratch = this.#mod._malloc(this.#capacity);
+      if (!this.#scratch) { this.#capacity = 0; throw new RangeError('out of memory in the learned runtime'); }
+    }
+    return this.#scratch;
+  }
+
+  // Copies typed-array views back to back into the scratch space; returns their pointers.
+  #put(...views) {
+    const offsets = [];
+    let total = 0;
+    for (const v of views) {
+      offsets.push(total);
+      total += (v.byteLength + 15) & ~15;
+    }
+    const base = this.#reserve(total);
+    const heap = this.#mod.HEAPU8;
+    views.forEach((v, i) => heap.set(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), base + offsets[i]));
+    return offsets.map((o) => base + o);
+  }
+
+  #failed(r) {
+    this.error = r.ok === false ? r : { code: 'internal', detail: String(r) };
+    return 0;
+  }
+
+  #number(v) {
+    if (Number.isNaN(v)) this.error = this.#mod.lastError();
+    return v;
+  }
+
+  load(bytes, kind, features) {
+    this.error = null;
+    // A heap copy of its own: the file's tensors are read in place and need a malloc'ed buffer's alignment.
+    const ptr = this.#mod._malloc(Math.max(bytes.length, 1));
+    if (!ptr) return this.#failed({ ok: false, code: 'limit', detail: 'out of memory in the learned runtime' });
+    try {
+      this.#mod.HEAPU8.set(bytes, ptr);
+      const r = this.#mod.loadNetwork(ptr, bytes.length, kind, features);
+      if (!r.ok) return this.#failed(r);
+      this.info = r;
+      return r.handle;
+    } finally {
+      this.#mod._free(ptr);
+    }
+  }
+
+  used(handle, out) {
+    out.set(this.info?.handle === handle && this.info.used ? this.info.used.slice(0, out.length) : []);
+  }
+
+  storage(handle) {
+    return this.info?.handle === handle ? this.info.storage ?? '' : '';
+  }
+
+  margin(handle, row) {
+    const [p] = this.#put(row);
+    return this.#number(this.#mod.margin(handle, p, row.length));
+  }
+
+  #embedded(r) {
+    if (!r.ok) return this.#failed(r) - 1;
+    this.#embedding = new Float32Array(this.#mod.HEAPU8.buffer, this.#outPtr, r.width).slice();
+    return r.width;
+  }
+
+  embedGraph(handle, nodes, features, op, cls, x, src, dst) {
+    const [pOp, pCls, pX, pSrc, pDst] = this.#put(op, cls, x, src, dst);
+    return this.#embedded(this.#mod.embedGraph(handle, nodes, features, pOp, pCls, pX, src.length, pSrc, pDst, this.#outPtr));
+  }
+
+  embedSequence(handle, kernels, features, op, cls, x, unknownOps) {
+    const [pOp, pCls, pX] = this.#put(op, cls, x);
+    return this.#embedded(this.#mod.embedSequence(handle, kernels, features, pOp, pCls, pX, unknownOps, this.#outPtr));
+  }
+
+  takeEmbedding(out) {
+    out.set(this.#embedding);
+    this.#embedding = null;
+  }
+
+  head(handle, embedding, row) {
+    const [pE, pRow] = this.#put(embedding, row);
+    return this.#number(this.#mod.head(handle, pE, embedding.length, pRow, row.length));
+  }
+
+  release(handle) {
+    this.#mod.release(handle);
+  }
 }
 
 // Options object -> the JSON the bindings read. The core checks the values (same messages as the CLI).
@@ -212,9 +345,12 @@ class PerfCard {
   #mod;
   #broken = false;
   #devices = null;
+  #learnedOpts;
+  #learned = null;  // Promise<LearnedRuntime>, from the first loadPredictor()
 
-  constructor(mod) {
+  constructor(mod, learnedOpts) {
     this.#mod = mod;
+    this.#learnedOpts = learnedOpts;
   }
 
   /** Version of the core, e.g. "0.1.0". */
@@ -325,17 +461,24 @@ class PerfCard {
 
   /**
    * Loads a learned predictor's weights file (e.g. the bytes of weights/trees.pcwt, fetched when first
-   * needed). The bytes are checked against the manifest built into the module (size, sha256), the format
-   * and the feature schema; a file that fails throws a PerfCardError (code 'bad_data') naming it and the
-   * reason, and predictions go on with the predictors already loaded. Returns {name, version}.
+   * needed). The first call also loads the learned predictors' runtime (perfcard_learned.wasm). The bytes
+   * are checked against the manifest built into the module (size, sha256), the format and the feature
+   * schema; a file that fails rejects with a PerfCardError (code 'bad_data') naming it and the reason, and
+   * predictions go on with the predictors already loaded. Resolves to {name, version}.
    */
-  loadPredictor(input, fileName) {
+  async loadPredictor(input, fileName) {
     const bytes = asBytes(input);
     if (bytes === null) throw inputTypeError();
-    const ptr = this._alloc(bytes.length);
-    this._heap().set(bytes, ptr);
+    const copy = bytes.slice();  // the caller may reuse its buffer while the runtime loads
+    if (this.#learned === null) {
+      this.#learned = instantiateLearned(this.#learnedOpts);
+      this.#learned.catch(() => { this.#learned = null; });  // a failed load may be retried
+    }
+    this.#mod.perfcardLearned = await this.#learned;
+    const ptr = this._alloc(copy.length);
+    this._heap().set(copy, ptr);
     try {
-      const r = this._raw('loadPredictor', ptr, bytes.length, String(fileName));
+      const r = this._raw('loadPredictor', ptr, copy.length, String(fileName));
       return { name: r.name, version: r.version };
     } finally {
       this._free(ptr);
@@ -406,10 +549,12 @@ function structuredCloneSafe(value) {
 /**
  * Creates an independent PerfCard instance.
  * opts: {wasmUrl?: string|URL, wasmBinary?: ArrayBuffer|Uint8Array, wasmModule?: WebAssembly.Module,
- *        print?: (s) => void, printErr?: (s) => void}
+ *        print?: (s) => void, printErr?: (s) => void,
+ *        learned?: {wasmUrl?, wasmBinary?, wasmModule?}: where the learned predictors' runtime comes from
+ *        (default: perfcard_learned.wasm beside this file), fetched on the first loadPredictor()}
  */
 export async function createPerfCard(opts = {}) {
-  return new PerfCard(await instantiate(opts));
+  return new PerfCard(await instantiate(opts), opts.learned ?? {});
 }
 
 let shared = null;
@@ -434,8 +579,8 @@ async function onShared(method, input, options) {
 /** Loads the shared instance that analyze() uses (optional: analyze() loads it on first use). */
 export async function init(opts) {
   if (shared === null) {
-    shared = createPerfCard(opts).then((card) => {
-      for (const [name, bytes] of sharedPredictors) card.loadPredictor(bytes, name);
+    shared = createPerfCard(opts).then(async (card) => {
+      for (const [name, bytes] of sharedPredictors) await card.loadPredictor(bytes, name);
       return card;
     });
     shared.catch(() => { shared = null; });
@@ -475,7 +620,7 @@ export async function predict(input, options) {
  */
 export async function loadPredictor(input, fileName) {
   const card = await init();
-  const r = card.loadPredictor(input, fileName);
+  const r = await card.loadPredictor(input, fileName);
   sharedPredictors.set(String(fileName), asBytes(input).slice());
   return r;
 }

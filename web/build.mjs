@@ -22,7 +22,9 @@ function fail(msg) {
   process.exit(1);
 }
 
-const libFiles = ['perfcard.js', 'perfcard.d.ts', 'perfcard_wasm.js', 'perfcard_wasm.wasm'];
+// perfcard_learned.*: the learned predictors' runtime, a second module the API loads on first use.
+const libFiles = ['perfcard.js', 'perfcard.d.ts', 'perfcard_wasm.js', 'perfcard_wasm.wasm', 'perfcard_learned.js',
+  'perfcard_learned.wasm'];
 for (const f of libFiles) {
   if (!existsSync(join(wasmDist, f))) fail(`${join(wasmDist, f)} is missing: run scripts/build.sh --wasm-only first`);
 }
@@ -182,9 +184,11 @@ function size(p) {
 const sum = (files) => files.map((f) => size(join(out, f))).reduce((a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip }), { raw: 0, gzip: 0 });
 const core = sum(['lib/perfcard_wasm.wasm', 'lib/perfcard_wasm.js', 'lib/perfcard.js']);
 const page = sum(readdirSync(out).filter((f) => /\.(html|js|css|svg)$/.test(f) && f !== 'accuracy.html'));
-// Fetched on first use, not part of the first download (budget: all predictor files <= 1 MB gzip).
+// Fetched on first use, not part of the first download (budget: all predictor files <= 1 MB gzip): the
+// weights files, and the runtime that runs them.
 const predictors = sum(readdirSync(join(out, 'predictors')).map((f) => `predictors/${f}`));
-const summary = { out, version: siteVersion, offline: { files: cached.length + 1 }, examples: examples.map((e) => e.file), core, page, total: { raw: core.raw + page.raw, gzip: core.gzip + page.gzip }, predictors };
+const learnedRuntime = sum(['lib/perfcard_learned.wasm', 'lib/perfcard_learned.js']);
+const summary = { out, version: siteVersion, offline: { files: cached.length + 1 }, examples: examples.map((e) => e.file), core, page, total: { raw: core.raw + page.raw, gzip: core.gzip + page.gzip }, predictors, learnedRuntime };
 writeFileSync(join(out, 'build-info.json'), JSON.stringify(summary, null, 1) + '\n');
 if (!quiet) {
   const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
@@ -193,5 +197,6 @@ if (!quiet) {
   console.log(`  page + widget         ${kb(page.raw)} raw, ${kb(page.gzip)} gzip`);
   console.log(`  total                 ${kb(summary.total.raw)} raw, ${kb(summary.total.gzip)} gzip (aim: <= 300 KiB gzip)`);
   console.log(`  learned predictors    ${kb(predictors.raw)} raw, ${kb(predictors.gzip)} gzip, fetched on first use (aim: <= 1 MB gzip)`);
+  console.log(`  learned runtime       ${kb(learnedRuntime.raw)} raw, ${kb(learnedRuntime.gzip)} gzip, fetched with the first of them`);
   console.log(`  examples              ${examples.map((e) => e.file).join(', ')}`);
 }

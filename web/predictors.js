@@ -30,7 +30,7 @@ export function loadLearned(card, name, base, onBytes) {
         if (!r.ok) throw new Error(`HTTP ${r.status}`);
         const bytes = new Uint8Array(await r.arrayBuffer());
         onBytes?.(bytes.length);
-        card.loadPredictor(bytes, file);
+        await card.loadPredictor(bytes, file);
         return null;
       } catch (e) {
         return `the ${name} predictor (${file}) could not be loaded: ${e?.message ?? e}`;

@@ -18,12 +18,6 @@ void require_positive(const std::vector<float>& v, std::string_view name) {
     if (!(s > 0)) throw data_error(std::string(name) + " has a value that is not > 0");
 }
 
-const nn::Tensor2& embedded(const nn::Tensor2& e, std::string_view network) {
-  if (e.size() == 0)
-    throw internal_error("the " + std::string(network) + " was asked to predict on a state it did not embed");
-  return e;
-}
-
 void require_columns(const nn::Matrix& m, std::size_t used) {
   if (m.cols() < used)
     throw data_error(m.describe() + " has " + std::to_string(m.cols()) + " input columns; its input has " +
@@ -109,27 +103,6 @@ double CorrectionHead::operator()(const nn::Tensor2& e, std::span<const float> r
   nn::Tensor2 hid = nn::linear(z, w1_->m, b1_, path);
   nn::relu(hid.values());
   return double(nn::linear(hid, w2_->m, b2_, path)(0, 0));
-}
-
-PredictorOutput network_prediction(const RooflinePredictor& roofline, const TrainingDomain& domain,
-                                   const LearnedPrepared& p, const DeviceQuery& q,
-                                   const std::function<double(std::span<const float>)>& margin,
-                                   const std::string& name, const std::string& version, std::string_view network) {
-  if (auto declined = domain.untrained_runtime(roofline, p, q, std::string(network) + "'s")) return std::move(*declined);
-  RooflineResult r = roofline.time(p, q);
-  const std::vector<float> row = p.features.row(*q.device, q, r);
-  PredictorOutput out = domain.correct(std::move(r), margin(row), std::string(network) + "'s");
-  out.predictor = name;
-  out.version = version;
-  if (p.unknown_ops > 0) {
-    out.out_of_distribution = true;
-    out.warnings.push_back("out of distribution: " + std::to_string(p.unknown_ops) + " nodes have op types " +
-                           std::string(network) + " has no embedding for");
-  }
-  std::string family;
-  roofline.constants().family_of(*q.device, &family);
-  domain.judge(family, row, {}, roofline.uncertainty(*q.device, nullptr), out);
-  return out;
 }
 
 }  // namespace perfcard

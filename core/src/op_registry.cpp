@@ -270,5 +270,6 @@ const OpSpec* find_op(std::string_view domain, std::string_view op_type) {
 }
 
 std::span<const OpSpec> all_ops() { return kOps; }
+std::size_t op_count() { return std::size(kOps); }
 
 }  // namespace perfcard

@@ -37,7 +37,7 @@ float lg(double x) { return float(std::log1p(std::max(0.0, x))); }
 
 std::span<const FeatureDef> node_feature_schema() { return kNodeSchema; }
 
-std::size_t op_vocabulary_size() { return all_ops().size() + 1; }
+std::size_t op_vocabulary_size() { return op_count() + 1; }
 std::size_t op_class_count() { return std::size_t(OpClass::Other) + 1; }
 
 std::int32_t op_id(std::string_view domain, std::string_view op_type) {

@@ -115,11 +115,12 @@ void verify_weights(std::string_view manifest_json, std::string_view path, std::
 
 std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
                                                         std::shared_ptr<const RooflinePredictor> roofline,
+                                                        const NetworkBackend& networks,
                                                         std::span<const std::shared_ptr<const Predictor>> loaded) {
   const std::string_view kind = file.predictor();
-  if (kind == "trees") return std::make_shared<TreesPredictor>(file, std::move(roofline));
-  if (kind == "gnn") return std::make_shared<GnnPredictor>(file, std::move(roofline));
-  if (kind == "transformer") return std::make_shared<TransformerPredictor>(file, std::move(roofline));
+  if (kind == "trees") return std::make_shared<TreesPredictor>(file, std::move(roofline), networks);
+  if (kind == "gnn") return std::make_shared<GnnPredictor>(file, std::move(roofline), networks);
+  if (kind == "transformer") return std::make_shared<TransformerPredictor>(file, std::move(roofline), networks);
   if (kind == "ensemble") return std::make_shared<EnsemblePredictor>(file, std::move(roofline), loaded);
   throw data_error("the weights file holds a '" + std::string(kind) + "' predictor, which this build cannot run (it runs: " +
                    joined(kRunnable) + ")");
@@ -128,9 +129,10 @@ std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
 std::shared_ptr<const Predictor> load_learned_predictor(std::string_view manifest_json, std::string_view path,
                                                         std::span<const std::uint8_t> bytes,
                                                         std::shared_ptr<const RooflinePredictor> roofline,
+                                                        const NetworkBackend& networks,
                                                         std::span<const std::shared_ptr<const Predictor>> loaded) {
   verify_weights(manifest_json, path, bytes);
-  return make_learned_predictor(read_weights(bytes), std::move(roofline), loaded);
+  return make_learned_predictor(read_weights(bytes), std::move(roofline), networks, loaded);
 }
 
 std::shared_ptr<const Predictor> select_predictor(std::string_view name, const PredictorSet& set) {

@@ -499,6 +499,7 @@ WeightsFile read_weights(std::span<const std::uint8_t> bytes) {
   section = "tensor table";
   read_tensor_table(c, bytes, n.tensors, newer_minor, w);
   check_required(w);
+  w.bytes = bytes;
   return w;
 }
 

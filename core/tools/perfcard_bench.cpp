@@ -22,6 +22,7 @@
 #include "perfcard/embedded.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/predict.h"
+#include "perfcard/native_networks.h"
 #include "perfcard/predictor_registry.h"
 #include "perfcard/weights_file.h"
 #include "perfcard/roofline_predictor.h"
@@ -114,7 +115,7 @@ int main(int argc, char** argv) {
         const std::vector<std::uint8_t> buf(file.begin(), file.end());
         if (!buf.empty())
           set.learned.push_back(load_learned_predictor(embedded_file("manifest.json"), std::string(learned) + ".pcwt",
-                                                       buf, set.roofline, set.learned));
+                                                       buf, set.roofline, NativeNetworks{}, set.learned));
       }
       const auto predictor_ptr = select_predictor(predictor_name, set);
       const Predictor& predictor = *predictor_ptr;

@@ -32,6 +32,7 @@
 #include "perfcard/op_registry.h"
 #include "perfcard/power_model.h"
 #include "perfcard/predict.h"
+#include "perfcard/native_networks.h"
 #include "perfcard/predictor_registry.h"
 #include "perfcard/report.h"
 #include "card_svg.h"
@@ -139,7 +140,8 @@ perfcard::PredictorSet load_predictors(const perfcard::RooflineConstants& consta
     try {
       // A copy: the file's tensors are read in place and need the alignment a heap buffer has.
       const std::vector<std::uint8_t> buf(bytes.begin(), bytes.end());
-      set.learned.push_back(perfcard::load_learned_predictor(manifest, name, buf, set.roofline, set.learned));
+      set.learned.push_back(
+          perfcard::load_learned_predictor(manifest, name, buf, set.roofline, perfcard::NativeNetworks{}, set.learned));
     } catch (const perfcard::Error& e) {
       if (!quiet) std::cerr << "perfcard: warning: " << name << " not used: " << e.what() << "\n";
     }

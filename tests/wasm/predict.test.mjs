@@ -242,9 +242,9 @@ describe('predict errors are JS Errors with the CLI text', () => {
 });
 
 describe('loadPredictor()', () => {
-  const refused = (card, bytes, name) => {
+  const refused = async (card, bytes, name) => {
     try {
-      card.loadPredictor(bytes, name);
+      await card.loadPredictor(bytes, name);
     } catch (e) {
       assert.ok(e instanceof api.PerfCardError, `not a PerfCardError: ${e?.stack}`);
       assert.equal(e.code, 'bad_data');
@@ -259,7 +259,7 @@ describe('loadPredictor()', () => {
     assert.throws(() => model.predict({ predictor: 'trees' }), { name: 'PerfCardError', message: /predictor 'trees' is not available: its weights are not loaded/ });
     const auto = model.predict({ devices: 'every' });
     assert.ok(auto.predictions.every((r) => r.predictor.name === 'roofline'), 'auto without learned files is the roofline');
-    const r = card.loadPredictor(trees.buffer.slice(trees.byteOffset, trees.byteOffset + trees.length), 'trees.pcwt');
+    const r = await card.loadPredictor(trees.buffer.slice(trees.byteOffset, trees.byteOffset + trees.length), 'trees.pcwt');
     assert.equal(r.name, 'trees');
     assert.match(r.version, /^trees-/);
     const doc = model.predict({ devices: 'every', predictor: 'trees' });
@@ -273,12 +273,12 @@ describe('loadPredictor()', () => {
   test('the ensemble loads after the members the page loads for it and gives a calibrated band; before them it is refused', async () => {
     const card = await api.createPerfCard();
     const ensemble = readFileSync(ensemblePath);
-    assert.equal(refused(card, ensemble, 'ensemble.pcwt'),
+    assert.equal(await refused(card, ensemble, 'ensemble.pcwt'),
       'the ensemble combines the roofline with trees; load trees.pcwt before ensemble.pcwt');
     // Exactly web/predictors.js's list: it must name the members weights/ensemble.pcwt was fitted with.
     const { MEMBERS } = await import(pathToFileURL(join(root, 'web', 'predictors.js')).href);
-    for (const m of MEMBERS.ensemble) card.loadPredictor(readFileSync(join(root, 'weights', `${m}.pcwt`)), `${m}.pcwt`);
-    assert.equal(card.loadPredictor(ensemble, 'ensemble.pcwt').name, 'ensemble');
+    for (const m of MEMBERS.ensemble) await card.loadPredictor(readFileSync(join(root, 'weights', `${m}.pcwt`)), `${m}.pcwt`);
+    assert.equal((await card.loadPredictor(ensemble, 'ensemble.pcwt')).name, 'ensemble');
     const doc = card.predictSync(resnet, { devices: ['rtx4090', 'h100-sxm5-80gb'], batch: [8], predictor: 'ensemble' });
     const [ada, hopper] = doc.predictions;
     assert.equal(ada.predictor.name, 'ensemble');
@@ -291,18 +291,34 @@ describe('loadPredictor()', () => {
 
   test('a truncated, tampered or unlisted file is refused by name and reason; the loaded set stays', async () => {
     const card = await api.createPerfCard();
-    card.loadPredictor(trees, 'trees.pcwt');
+    await card.loadPredictor(trees, 'trees.pcwt');
     const before = card.heapInUse;
-    assert.match(refused(card, trees.subarray(0, trees.length - 100), 'trees.pcwt'),
+    assert.match(await refused(card, trees.subarray(0, trees.length - 100), 'trees.pcwt'),
       new RegExp(`^weights file 'trees.pcwt' is ${trees.length - 100} bytes; the manifest lists ${trees.length} \\(truncated`));
     const tampered = Uint8Array.from(trees);
     tampered[tampered.length - 7] ^= 0x40;
-    assert.match(refused(card, tampered, 'trees.pcwt'), /^weights file 'trees.pcwt' has sha256 [0-9a-f]{64}; the manifest lists [0-9a-f]{64} \(the file was changed\)$/);
-    assert.equal(refused(card, trees, 'forest.pcwt'), "weights file 'forest.pcwt' is not listed in the weights manifest");
+    assert.match(await refused(card, tampered, 'trees.pcwt'), /^weights file 'trees.pcwt' has sha256 [0-9a-f]{64}; the manifest lists [0-9a-f]{64} \(the file was changed\)$/);
+    assert.equal(await refused(card, trees, 'forest.pcwt'), "weights file 'forest.pcwt' is not listed in the weights manifest");
     assert.equal(card.heapInUse, before, 'a refused file leaves nothing behind');
     const doc = card.predictSync(tiny, { devices: ['rtx4090'], predictor: 'trees' });
     assert.equal(doc.predictions[0].predictor.name, 'trees', 'the good file loaded first is still in use');
-    assert.throws(() => card.loadPredictor('trees', 'trees.pcwt'), TypeError);
+    await assert.rejects(card.loadPredictor('trees', 'trees.pcwt'), TypeError);
+  });
+
+  test('the learned runtime is a second module, loaded by the first loadPredictor(); without it the roofline predicts and a load says why', async () => {
+    // A runtime that cannot be fetched: nothing asks for it until a weights file is loaded.
+    const card = await api.createPerfCard({ learned: { wasmUrl: join(scratch, 'missing_learned.wasm') } });
+    const model = card.openModelSync(resnet);
+    const doc = model.predict({ devices: ['rtx4090'], batch: [1, 8] });
+    assert.ok(doc.predictions.every((r) => r.predictor.name === 'roofline'));
+    await assert.rejects(card.loadPredictor(trees, 'trees.pcwt'), (e) => {
+      assert.ok(e instanceof api.PerfCardError, `not a PerfCardError: ${e?.stack}`);
+      assert.match(e.message, /^perfcard: the learned predictors' runtime \(perfcard_learned\.wasm\) could not be loaded: perfcard: cannot read .*missing_learned\.wasm/);
+      return true;
+    });
+    assert.equal(card.broken, false);
+    assert.deepEqual(model.predict({ devices: ['rtx4090'], batch: [1, 8] }), doc, 'the failed load changed nothing');
+    model.close();
   });
 });
 

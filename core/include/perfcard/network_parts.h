@@ -1,19 +1,16 @@
-// The parts the GNN and the transformer share (their tensors are named alike in both files): the input layer
-// that opens each node's or kernel's state (op and class embeddings, normalized features, a projection), the
-// head that reads a model's embedding beside the whole-model feature row, and how a network's margin becomes
-// a prediction.
+// The layers the GNN's and the transformer's networks share (their tensors are named alike in both files):
+// the input layer that opens each node's or kernel's state (op and class embeddings, normalized features, a
+// projection) and the head that reads a model's embedding beside the whole-model feature row.
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "perfcard/learned_prepared.h"
 #include "perfcard/nn.h"
-#include "perfcard/roofline_predictor.h"
-#include "perfcard/training_domain.h"
 #include "perfcard/weights_file.h"
 
 namespace perfcard {
@@ -67,17 +64,6 @@ class CorrectionHead {
   std::vector<float> row_mean_, row_std_, b1_, b2_;
   std::unique_ptr<nn::OwnedMatrix> w1_, w2_;
 };
-
-// A learned network's prediction for one device: the roofline timed once, its feature row, the network's
-// margin on that row (`margin`), corrected and judged by the training domain, named, and flagged when the
-// model has op types the network never saw (`whose`: "the GNN's"; `network`: "the GNN").
-PredictorOutput network_prediction(const RooflinePredictor& roofline, const TrainingDomain& domain,
-                                   const LearnedPrepared& p, const DeviceQuery& q,
-                                   const std::function<double(std::span<const float>)>& margin,
-                                   const std::string& name, const std::string& version, std::string_view network);
-
-// A state's embedding `e`, or Error(internal) when the network (`network`: "GNN") never filled it.
-const nn::Tensor2& embedded(const nn::Tensor2& e, std::string_view network);
 
 std::vector<float> weight_values(const WeightsFile& f, std::string_view name, std::int64_t n = -1);
 // Throws unless every value is > 0 (a standard deviation divides).

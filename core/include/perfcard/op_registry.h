@@ -69,6 +69,9 @@ struct OpSpec {
 // nullptr when the op is not in the registry.
 const OpSpec* find_op(std::string_view domain, std::string_view op_type);
 std::span<const OpSpec> all_ops();
+// all_ops().size(), without a reference to the table: the learned runtime's module checks its op vocabulary
+// by this count and links none of the rules.
+std::size_t op_count();
 
 // What shape rules see: the node, the inferred types of its inputs, and slots for its outputs.
 class ShapeContext {

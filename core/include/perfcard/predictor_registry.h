@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "perfcard/networks.h"
 #include "perfcard/roofline_predictor.h"
 #include "perfcard/weights_file.h"
 
@@ -26,9 +27,11 @@ std::span<const std::string_view> learned_predictor_names();
 void verify_weights(std::string_view manifest_json, std::string_view path, std::span<const std::uint8_t> bytes);
 
 // The predictor a file holds, by its `predictor` key; Error(bad_data) for a name this build cannot run.
-// `loaded`: the predictors loaded so far, where a combining predictor (the ensemble) finds its members.
+// `networks` builds the predictor's network (trees, GNN, transformer); `loaded`: the predictors loaded so
+// far, where a combining predictor (the ensemble) finds its members.
 std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
                                                         std::shared_ptr<const RooflinePredictor> roofline,
+                                                        const NetworkBackend& networks,
                                                         std::span<const std::shared_ptr<const Predictor>> loaded = {});
 
 // verify_weights(), then the predictor the file holds: what the CLI does for each shipped file and the
@@ -37,6 +40,7 @@ std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
 std::shared_ptr<const Predictor> load_learned_predictor(std::string_view manifest_json, std::string_view path,
                                                         std::span<const std::uint8_t> bytes,
                                                         std::shared_ptr<const RooflinePredictor> roofline,
+                                                        const NetworkBackend& networks,
                                                         std::span<const std::shared_ptr<const Predictor>> loaded = {});
 
 struct PredictorSet {

@@ -19,11 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "perfcard/networks.h"
 #include "perfcard/weights_file.h"
 
 namespace perfcard {
 
-class TreeEnsemble {
+class TreeEnsemble final : public TreeNetwork {
  public:
   // Reads the "tree.*" and "node.*" tensors and "trees.base_score"; `features` is the row width the
   // splits may index. Leaves are stored as f16, or as i8 with a per-tree f32 scale ("tree.leaf_scale").
@@ -31,7 +32,7 @@ class TreeEnsemble {
 
   // base_score + the leaf each tree routes x to. A split sends x left when x[f] < threshold, and a NaN
   // down the node's default branch (as xgboost does).
-  double margin(std::span<const float> x) const;
+  double margin(std::span<const float> x) const override;
   double margin_reference(std::span<const float> x) const;
 
   std::size_t trees() const { return first_.size(); }
@@ -43,7 +44,7 @@ class TreeEnsemble {
   double leaf_rounding_bound() const { return rounding_bound_; }
   std::string leaf_format() const { return leaf_format_; }
   // Features some split reads (the others cannot change a prediction).
-  std::vector<bool> used_features() const;
+  std::vector<bool> used_features() const override;
 
  private:
   std::vector<std::int32_t> first_;

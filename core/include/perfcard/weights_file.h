@@ -98,6 +98,7 @@ class WeightsFile {
   std::uint64_t data_offset = 0, data_size = 0;
   std::vector<MetaEntry> metadata;  // file order; unknown-type entries of newer minors are left out
   std::vector<TensorInfo> tensors;  // file order
+  std::span<const std::uint8_t> bytes;  // the whole file: the caller's buffer, as read_weights got it
 
   // The required keys, checked by read_weights.
   std::string_view predictor() const { return get_string("predictor"); }

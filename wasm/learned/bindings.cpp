@@ -1,0 +1,236 @@
+// Embind boundary of the learned predictors' arithmetic (networks.h), the page's second wasm module. The
+// core's module (wasm/bindings.cpp) keeps the predictors and calls these, through wasm/perfcard.js, when a
+// weights file is loaded and for every embedding and feature row; the first download never carries them.
+//
+//   loadNetwork(ptr, len, kind, features)  a weights file's network ("trees" | "graph" | "sequence"), built
+//                                           by the same code the CLI runs (NativeNetworks) from the file's
+//                                           bytes (the core checked its manifest entry, name and schema):
+//                                           {ok, handle, storage (embedding networks), used (trees: one byte
+//                                           per feature, 1 where some split reads it)}
+//   margin(handle, rowPtr, n)              the trees' margin for a feature row
+//   embedGraph(handle, nodes, features, opPtr, classPtr, xPtr, edges, srcPtr, dstPtr, outPtr)
+//   embedSequence(handle, kernels, features, opPtr, classPtr, xPtr, unknownOps, outPtr)
+//                                           write the embedding at outPtr (room for maxEmbedding() values):
+//                                           {ok, width} | failure
+//   head(handle, embeddingPtr, width, rowPtr, n)   an embedding network's head on a feature row
+//   lastError()                            the failure of the last margin() / head() that returned NaN
+//   release(handle)
+// Failures are {ok: false, message, detail, code} as in the core's module. margin() and head() run once per
+// device row, so they return a plain number (NaN on failure, never a result) instead of an object.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <map>
+#include <memory>
+#include <new>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "perfcard/error.h"
+#include "perfcard/native_networks.h"
+#include "perfcard/weights_file.h"
+
+namespace {
+
+using emscripten::val;
+
+using Network = std::variant<std::shared_ptr<const perfcard::TreeNetwork>, std::shared_ptr<const perfcard::GraphNetwork>,
+                             std::shared_ptr<const perfcard::SequenceNetwork>>;
+
+struct State {
+  std::map<int, Network> networks;
+  int next = 1;
+  val last_error = val::null();
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+val failure(const std::string& message, const std::string& detail, perfcard::ErrorCode code) {
+  val r = val::object();
+  r.set("ok", false);
+  r.set("message", message);
+  r.set("detail", detail);
+  r.set("code", std::string(perfcard::error_code_name(code)));
+  return r;
+}
+
+template <class F>
+val guarded(F&& f) {
+  try {
+    return f();
+  } catch (const perfcard::Error& e) {
+    return failure(e.what(), e.message(), e.code());
+  } catch (const std::bad_alloc&) {
+    return failure("out of memory", "out of memory", perfcard::ErrorCode::Limit);
+  } catch (const std::exception& e) {
+    const std::string m = perfcard::escape_text(e.what());
+    return failure(m, m, perfcard::ErrorCode::Internal);
+  } catch (...) {
+    return failure("unknown internal error", "unknown internal error", perfcard::ErrorCode::Internal);
+  }
+}
+
+// For the per-row calls: the value, or NaN with the failure kept for lastError().
+template <class F>
+double number(F&& f) {
+  double out = std::numeric_limits<double>::quiet_NaN();
+  val r = guarded([&] {
+    out = f();
+    return val::null();
+  });
+  if (!r.isNull()) {
+    out = std::numeric_limits<double>::quiet_NaN();
+    state().last_error = r;
+  } else if (std::isnan(out)) {
+    state().last_error = failure("a learned network gave NaN", "a learned network gave NaN", perfcard::ErrorCode::Internal);
+  }
+  return out;
+}
+
+template <class T>
+std::span<const T> at(std::uintptr_t ptr, std::size_t n) {
+  return {reinterpret_cast<const T*>(ptr), n};
+}
+
+template <class T>
+const T& network(int handle, const char* kind) {
+  auto it = state().networks.find(handle);
+  if (it == state().networks.end() || !std::holds_alternative<T>(it->second))
+    throw perfcard::internal_error(std::string("no ") + kind + " network has handle " + std::to_string(handle));
+  return std::get<T>(it->second);
+}
+
+val load_network(std::uintptr_t ptr, std::size_t size, const std::string& kind, int features) {
+  return guarded([&] {
+    // The tensors are read in place: the bytes need a heap buffer's alignment (JS copies them into one).
+    const perfcard::WeightsFile file = perfcard::read_weights(at<std::uint8_t>(ptr, size));
+    const perfcard::NativeNetworks native;
+    val r = val::object();
+    Network n;
+    if (kind == "trees") {
+      if (features < 0) throw perfcard::internal_error("a negative feature count for the trees");
+      auto trees = native.trees(file, std::size_t(features));
+      const std::vector<bool> used = trees->used_features();
+      const std::vector<std::uint8_t> bytes(used.begin(), used.end());
+      r.set("used", val::array(bytes.begin(), bytes.end()));
+      n = std::move(trees);
+    } else if (kind == "graph" || kind == "sequence") {
+      std::string storage;
+      if (kind == "graph") {
+        auto g = native.graph(file);
+        storage = g->storage();
+        n = std::move(g);
+      } else {
+        auto s = native.sequence(file);
+        storage = s->storage();
+        n = std::move(s);
+      }
+      r.set("storage", storage);
+    } else {
+      throw perfcard::internal_error("no network kind '" + kind + "' (trees, graph, sequence)");
+    }
+    State& s = state();
+    const int handle = s.next++;
+    s.networks.emplace(handle, std::move(n));
+    r.set("ok", true);
+    r.set("handle", handle);
+    return r;
+  });
+}
+
+double margin(int handle, std::uintptr_t row, std::size_t n) {
+  return number([&] {
+    return network<std::shared_ptr<const perfcard::TreeNetwork>>(handle, "trees")->margin(at<float>(row, n));
+  });
+}
+
+// Writes `e` at `out` (room for kMaxEmbedding values) and says how many values it wrote.
+val written(const perfcard::nn::Tensor2& e, std::uintptr_t out) {
+  std::copy(e.values().begin(), e.values().end(), reinterpret_cast<float*>(out));
+  val r = val::object();
+  r.set("ok", true);
+  r.set("width", double(e.size()));
+  return r;
+}
+
+// The embedding is at most this many values (2 x a network's width): the JS side reserves that much.
+constexpr std::size_t kMaxEmbedding = 4096;
+
+val embed_graph(int handle, std::size_t nodes, std::size_t features, std::uintptr_t op, std::uintptr_t cls,
+                std::uintptr_t x, std::size_t edges, std::uintptr_t src, std::uintptr_t dst, std::uintptr_t out) {
+  return guarded([&] {
+    perfcard::OperatorGraph g;
+    g.nodes = nodes;
+    g.features = features;
+    const auto o = at<std::int32_t>(op, nodes), c = at<std::int32_t>(cls, nodes);
+    const auto v = at<float>(x, nodes * features);
+    const auto s = at<std::int32_t>(src, edges), d = at<std::int32_t>(dst, edges);
+    g.op.assign(o.begin(), o.end());
+    g.op_class.assign(c.begin(), c.end());
+    g.x.assign(v.begin(), v.end());
+    g.edge_src.assign(s.begin(), s.end());
+    g.edge_dst.assign(d.begin(), d.end());
+    const auto e = network<std::shared_ptr<const perfcard::GraphNetwork>>(handle, "graph")->embed(g);
+    if (e.size() > kMaxEmbedding) throw perfcard::internal_error("an embedding of " + std::to_string(e.size()) + " values");
+    return written(e, out);
+  });
+}
+
+val embed_sequence(int handle, std::size_t kernels, std::size_t features, std::uintptr_t op, std::uintptr_t cls,
+                   std::uintptr_t x, std::size_t unknown_ops, std::uintptr_t out) {
+  return guarded([&] {
+    perfcard::KernelSequence q;
+    q.kernels = kernels;
+    q.features = features;
+    q.unknown_ops = unknown_ops;
+    const auto o = at<std::int32_t>(op, kernels), c = at<std::int32_t>(cls, kernels);
+    const auto v = at<float>(x, kernels * features);
+    q.op.assign(o.begin(), o.end());
+    q.op_class.assign(c.begin(), c.end());
+    q.x.assign(v.begin(), v.end());
+    const auto e = network<std::shared_ptr<const perfcard::SequenceNetwork>>(handle, "sequence")->embed(q);
+    if (e.size() > kMaxEmbedding) throw perfcard::internal_error("an embedding of " + std::to_string(e.size()) + " values");
+    return written(e, out);
+  });
+}
+
+double head(int handle, std::uintptr_t embedding, std::size_t width, std::uintptr_t row, std::size_t n) {
+  return number([&] {
+    const auto ev = at<float>(embedding, width);
+    const perfcard::nn::Tensor2 e(1, width, std::vector<float>(ev.begin(), ev.end()));
+    auto it = state().networks.find(handle);
+    if (it != state().networks.end()) {
+      if (const auto* g = std::get_if<std::shared_ptr<const perfcard::GraphNetwork>>(&it->second)) return (*g)->head(e, at<float>(row, n));
+      if (const auto* s = std::get_if<std::shared_ptr<const perfcard::SequenceNetwork>>(&it->second)) return (*s)->head(e, at<float>(row, n));
+    }
+    throw perfcard::internal_error("no embedding network has handle " + std::to_string(handle));
+  });
+}
+
+val last_error() { return state().last_error; }
+
+bool release(int handle) { return state().networks.erase(handle) != 0; }
+
+int max_embedding() { return int(kMaxEmbedding); }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(perfcard_learned) {
+  emscripten::function("loadNetwork", &load_network);
+  emscripten::function("margin", &margin);
+  emscripten::function("embedGraph", &embed_graph);
+  emscripten::function("embedSequence", &embed_sequence);
+  emscripten::function("head", &head);
+  emscripten::function("lastError", &last_error);
+  emscripten::function("release", &release);
+  emscripten::function("maxEmbedding", &max_embedding);
+}
