@@ -163,6 +163,36 @@ try {
     console.log(`| ${ex.file} | ${f1(first)} ms | ${f1(load.readyAt - load.loadEnd)} ms | ${f1(load.open.total)} ms | median ${f1(median(sweeps))} ms, best ${f1(Math.min(...sweeps))} ms | ${f1(median(tables))} ms | ${f1(median(drawnTables))} ms | ${f1(median(trips))} ms | ${(last.memoryBytes / 2 ** 20).toFixed(0)} MiB | ${(metrics.JSHeapUsedSize / 2 ** 20).toFixed(1)} MiB |`);
     await page.close();
   }
+  // The learned predictors in the page's worker (issue 12's budgets): the first sweep after the model is
+  // open (16 GPUs x 8 batches; every embedding computed: 8 batches, nothing cached) and the sweeps of
+  // later setting changes (embeddings cached), each predictor chosen by the URL fragment as a user would.
+  // The difference of a network's first sweep to the trees' first sweep, / 8, is what one embedding costs.
+  console.log('\n| example, predictor (page worker, 16 GPUs x 8 batches) | first sweep after open | re-predicted sweep: median | best | per embedding over the trees |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const ex of examples.filter((e) => /resnet50|llama/.test(e.name))) {
+    const firstOf = {};
+    for (const predictor of ['trees', 'gnn', 'transformer', 'ensemble']) {
+      const page = await browser.context.newPage();
+      await page.goto(`${server.origin}/#example=${ex.name}&predictor=${predictor}`);
+      await page.waitForFunction(() => window.__perfcard?.ready, null, { timeout: 300_000 });
+      const first = await page.evaluate(() => window.__perfcard.last.sweep);
+      const again = [];
+      for (let i = 0; i < Math.min(runs, 6); i++) {
+        const b = String(2 + (i % 6));
+        await page.fill('#batch', b);
+        await page.waitForFunction((bb) => document.querySelector('#status').dataset.state === 'ready'
+          && document.querySelector('#cli').textContent.includes(`--batch ${bb} `), b, { timeout: 120_000 });
+        again.push(await page.evaluate(() => window.__perfcard.last.sweep));
+      }
+      // Which predictors made the table's rows (a family the learned one has no held-out rows of is the roofline's).
+      const used = await page.evaluate(() => [...new Set([...document.querySelectorAll('#table tbody td[data-key="predictor"]')].map((td) => td.dataset.value))]);
+      firstOf[predictor] = first;
+      const per = predictor === 'trees' ? '' : `${f1((first - firstOf.trees) / SWEEP.length)} ms`;
+      console.log(`| ${ex.file}, ${predictor} (rows by ${used.join(', ') || '?'}) | ${f1(first)} ms | ${f1(median(again))} ms | ${f1(Math.min(...again))} ms | ${per} |`);
+      await page.close();
+    }
+  }
+
   const procs = profileProcs();
   console.log(`\nChromium processes of the benchmark profile: peak resident ${(procs.total / 2 ** 20).toFixed(0)} MiB summed, largest renderer ${(procs.renderer / 2 ** 20).toFixed(0)} MiB`);
 

@@ -49,11 +49,14 @@
 #include "perfcard/roofline_predictor.h"
 #include "perfcard/weights_file.h"
 #include "perfcard/report.h"
+#include "boundary.h"
 #include "remote_networks.h"
 
 namespace {
 
 using emscripten::val;
+using perfcard::wasm::failure;
+using perfcard::wasm::guarded;
 using nlohmann::json;
 
 // The embedded data files, parsed once, with the CLI's message when one is missing.
@@ -120,47 +123,11 @@ const perfcard::Model& open_model(int handle) {
   return *it->second;
 }
 
-val failure(const std::string& message, perfcard::ErrorCode code) {
-  val r = val::object();
-  r.set("ok", false);
-  r.set("message", message);
-  r.set("detail", message);
-  r.set("code", std::string(perfcard::error_code_name(code)));
-  return r;
-}
-
-val failure(const perfcard::Error& e) {
-  val r = failure(std::string(e.what()), e.code());
-  r.set("detail", e.message());
-  const perfcard::Location& w = e.where();
-  if (w.byte_offset) r.set("byteOffset", double(*w.byte_offset));
-  if (!w.node.empty()) r.set("node", w.node);
-  if (!w.op_type.empty()) r.set("opType", w.op_type);
-  if (!w.graph.empty()) r.set("graph", w.graph);
-  return r;
-}
-
 val success(const std::string& text) {
   val r = val::object();
   r.set("ok", true);
   r.set("json", text);
   return r;
-}
-
-// Runs f, turning every error into {ok: false, ...}.
-template <class F>
-val guarded(F&& f) {
-  try {
-    return f();
-  } catch (const perfcard::Error& e) {
-    return failure(e);
-  } catch (const std::bad_alloc&) {
-    return failure("out of memory", perfcard::ErrorCode::Limit);
-  } catch (const std::exception& e) {
-    return failure(perfcard::escape_text(e.what()), perfcard::ErrorCode::Internal);
-  } catch (...) {
-    return failure("unknown internal error", perfcard::ErrorCode::Internal);
-  }
 }
 
 std::span<const std::uint8_t> bytes_at(std::uintptr_t data, std::size_t size) {

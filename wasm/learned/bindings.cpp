@@ -22,11 +22,9 @@
 
 #include <cmath>
 #include <cstdint>
-#include <exception>
 #include <limits>
 #include <map>
 #include <memory>
-#include <new>
 #include <span>
 #include <string>
 #include <variant>
@@ -36,9 +34,13 @@
 #include "perfcard/native_networks.h"
 #include "perfcard/weights_file.h"
 
+#include "boundary.h"
+
 namespace {
 
 using emscripten::val;
+using perfcard::wasm::failure;
+using perfcard::wasm::guarded;
 
 using Network = std::variant<std::shared_ptr<const perfcard::TreeNetwork>, std::shared_ptr<const perfcard::GraphNetwork>,
                              std::shared_ptr<const perfcard::SequenceNetwork>>;
@@ -54,31 +56,6 @@ State& state() {
   return s;
 }
 
-val failure(const std::string& message, const std::string& detail, perfcard::ErrorCode code) {
-  val r = val::object();
-  r.set("ok", false);
-  r.set("message", message);
-  r.set("detail", detail);
-  r.set("code", std::string(perfcard::error_code_name(code)));
-  return r;
-}
-
-template <class F>
-val guarded(F&& f) {
-  try {
-    return f();
-  } catch (const perfcard::Error& e) {
-    return failure(e.what(), e.message(), e.code());
-  } catch (const std::bad_alloc&) {
-    return failure("out of memory", "out of memory", perfcard::ErrorCode::Limit);
-  } catch (const std::exception& e) {
-    const std::string m = perfcard::escape_text(e.what());
-    return failure(m, m, perfcard::ErrorCode::Internal);
-  } catch (...) {
-    return failure("unknown internal error", "unknown internal error", perfcard::ErrorCode::Internal);
-  }
-}
-
 // For the per-row calls: the value, or NaN with the failure kept for lastError().
 template <class F>
 double number(F&& f) {
@@ -91,7 +68,7 @@ double number(F&& f) {
     out = std::numeric_limits<double>::quiet_NaN();
     state().last_error = r;
   } else if (std::isnan(out)) {
-    state().last_error = failure("a learned network gave NaN", "a learned network gave NaN", perfcard::ErrorCode::Internal);
+    state().last_error = failure("a learned network gave NaN", perfcard::ErrorCode::Internal);
   }
   return out;
 }
