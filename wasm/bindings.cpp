@@ -14,7 +14,8 @@
 //                                          its network is built in the learned module (remote_networks.h),
 //                                          which perfcard.js instantiates first
 // Results are plain JS objects:
-//   {ok: true,  json: "<the document, as the CLI prints it>"}   (openModel: {ok: true, handle})
+//   {ok: true,  ptr, length}: the document (UTF-8, as the CLI prints it) in wasm memory until
+//                                          releaseDocument() (openModel: {ok: true, handle})
 //   {ok: false, message: "<what() of the error>", detail, code, byteOffset?, node?, opType?, graph?}
 //   code: perfcard::error_code_name ("invalid_model", "malformed", "limit", "bad_option", "bad_data", "internal")
 // No C++ exception crosses the boundary: everything is caught here and handed over as data, and the
@@ -95,7 +96,7 @@ std::string predict_json(const perfcard::Model& model, const std::string& option
   const Data& d = data();
   auto predictor = perfcard::select_predictor(opt.predictor, d.predictors);
   perfcard::PredictResult r = perfcard::predict(model, d.catalog, *predictor, d.constants, d.carbon, opt);
-  return dump(perfcard::predict_to_json(r));
+  return perfcard::predict_to_json_text(r);
 }
 
 std::string analyze_json(const perfcard::Model& model, const std::string& options_json) {
@@ -123,10 +124,23 @@ const perfcard::Model& open_model(int handle) {
   return *it->second;
 }
 
-val success(const std::string& text) {
+// The document stays here, in wasm memory, until JS has decoded it in place (TextDecoder over the bytes,
+// instead of embind's byte-by-byte copy into a JS string, which was a sixth of a sweep's time) and called
+// releaseDocument().
+std::string& last_document() {
+  static std::string last;
+  return last;
+}
+
+void release_document() { std::string().swap(last_document()); }
+
+val success(std::string text) {
+  std::string& last = last_document();
+  last = std::move(text);
   val r = val::object();
   r.set("ok", true);
-  r.set("json", text);
+  r.set("ptr", double(reinterpret_cast<std::uintptr_t>(last.data())));
+  r.set("length", double(last.size()));
   return r;
 }
 
@@ -220,4 +234,5 @@ EMSCRIPTEN_BINDINGS(perfcard) {
   emscripten::function("schemaVersion", &schema_version);
   emscripten::function("version", &version);
   emscripten::function("heapInUse", &heap_in_use);
+  emscripten::function("releaseDocument", &release_document);
 }

@@ -36,6 +36,8 @@ export class PerfCardError extends Error {
   }
 }
 
+const utf8 = new TextDecoder();
+
 function brokenError() {
   return new PerfCardError({ message: 'perfcard: this instance failed earlier and cannot be used again', code: 'internal' });
 }
@@ -426,8 +428,16 @@ class PerfCard {
     return result;
   }
 
+  // The document a binding left in wasm memory, decoded in place, then freed.
   _call(name, ...args) {
-    return JSON.parse(this._raw(name, ...args).json);
+    const r = this._raw(name, ...args);
+    let text;
+    try {
+      text = utf8.decode(this.#mod.HEAPU8.subarray(r.ptr, r.ptr + r.length));
+    } finally {
+      this.#mod.releaseDocument();
+    }
+    return JSON.parse(text);
   }
 
   _closeModel(handle) {

@@ -4,13 +4,16 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "perfcard/error.h"
 #include "perfcard/features.h"
 #include "perfcard/power_model.h"
 #include "perfcard/roofline_predictor.h"
 #include "perfcard/report.h"
+#include "json_writer.h"
 
 namespace perfcard {
 namespace {
@@ -259,81 +262,105 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
   return res;
 }
 
-nlohmann::json predict_to_json(const PredictResult& r) {
-  using nlohmann::json;
-  json j;
-  j["schema_version"] = kPredictSchemaVersion;
-  j["batch_symbol"] = r.batch_symbol.empty() ? json(nullptr) : json(r.batch_symbol);
-  j["carbon"] = {{"region", r.region_code}, {"grid_g_per_kwh", r.grid_g_per_kwh}, {"pue", r.pue}};
-  json rows = json::array();
+std::string predict_to_json_text(const PredictResult& r, int indent) {
+  // Keys in nlohmann::json's order (sorted), so that the text is what a dump of the tree would print.
+  JsonWriter w(indent);
+  w.begin_object();
+  if (r.batch_symbol.empty()) w.key("batch_symbol").null();
+  else w.field("batch_symbol", r.batch_symbol);
+  w.key("carbon").begin_object().field("grid_g_per_kwh", r.grid_g_per_kwh).field("pue", r.pue).field("region", r.region_code).end();
+  const bool training = r.memory_protocol == mode_name(Mode::Training);
+  // The feature row's names in sorted order, once.
+  const auto schema = feature_schema();
+  std::vector<std::size_t> by_name(schema.size());
+  for (std::size_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
+  std::sort(by_name.begin(), by_name.end(), [&](std::size_t a, std::size_t b) { return schema[a].name < schema[b].name; });
+  auto number_or_null = [&](std::string_view k, const std::optional<double>& v) {
+    if (v) w.field(k, *v);
+    else w.key(k).null();
+  };
+  w.key("predictions").begin_array();
   for (const auto& p : r.rows) {
-    json row;
-    row["device"] = p.device_id;
-    row["device_name"] = p.device_name;
-    row["batch"] = p.batch;
-    row["precision"] = std::string(precision_name(p.precision_used));
-    row["precision_requested"] = std::string(precision_name(p.precision_requested));
-    row["runtime"] = p.runtime;
-    row["threads"] = p.device_id.empty() || p.threads == 0 ? json(nullptr) : json(p.threads);
-    row["latency_ms"] = p.latency_ms;
-    row["latency_band_ms"] = {p.band_low_ms, p.band_high_ms};
-    row["latency_band_coverage"] = p.band_coverage > 0 ? json(p.band_coverage) : json(nullptr);
-    row["device_busy_ms"] = p.busy_ms;
-    if (r.memory_protocol == mode_name(Mode::Training))
-      row["device_busy_ms_by_phase"] = {{"forward", p.busy_ms_by_phase[0]}, {"backward", p.busy_ms_by_phase[1]},
-                                        {"update", p.busy_ms_by_phase[2]}};
-    row["host_bound"] = p.latency_ms > 0 && p.busy_ms < 0.5 * p.latency_ms;
-    row["throughput_per_s"] = p.throughput_per_s;
-    row["uncertainty"] = p.uncertainty;
-    row["peak_memory_mb"] = p.memory.total() / kMiB;
-    row["memory_mb"] = {{"weights", p.memory.weights / kMiB}, {"activations", p.memory.activations / kMiB},
-                        {"workspace", p.memory.workspace / kMiB}, {"context", p.memory.context / kMiB},
-                        {"gradients", p.memory.gradients / kMiB}, {"optimizer", p.memory.optimizer / kMiB},
-                        {"optimizer_update", p.memory.optimizer_update / kMiB},
-                        {"saved_activations", p.memory.saved_activations / kMiB},
-                        {"allocator", p.memory.allocator / kMiB}};
-    row["device_memory_gb"] = p.device_memory_gb;
-    row["fits"] = p.fits;
-    row["power_w"] = p.power_w ? json(*p.power_w) : json(nullptr);
-    row["energy_j_per_sample"] = p.energy_j_per_sample ? json(*p.energy_j_per_sample) : json(nullptr);
-    row["carbon_g_per_1000"] = p.carbon_g_per_1000 ? json(*p.carbon_g_per_1000) : json(nullptr);
-    if (!p.mig.empty()) {
-      json profiles = json::array();
-      for (const auto& m : p.mig)
-        profiles.push_back({{"name", m.name}, {"memory_gb", m.memory_gb}, {"fits", m.fits}, {"meets_target", m.meets_target},
-                            {"latency_ms", m.latency_ms}, {"throughput_per_s", m.throughput_per_s},
-                            {"instances", m.instances}, {"total_throughput_per_s", m.total_throughput_per_s}});
-      row["mig"] = {{"recommended", p.mig_recommended ? json(p.mig[*p.mig_recommended].name) : json(nullptr)},
-                    {"profiles", profiles}};
-    } else {
-      row["mig"] = nullptr;
-    }
-    row["predictor"] = {{"name", p.predictor}, {"version", p.predictor_version}, {"requested", r.predictor_requested},
-                        {"baseline_latency_ms", p.predictor == "roofline" ? json(nullptr) : json(p.baseline_ms)}};
-    row["out_of_distribution"] = p.out_of_distribution;
-    row["memory_protocol"] = r.memory_protocol;
-    row["optimizer"] = r.optimizer.empty() ? json(nullptr) : json(r.optimizer);
-    if (!p.kernels.empty()) {
-      json ks = json::array();
-      for (const auto& k : p.kernels)
-        ks.push_back({{"name", k.name}, {"op_type", k.op_type}, {"phase", kernel_phase_name(k.phase)},
-                      {"time_ms", k.time_ms}, {"compute_ms", k.compute_ms},
-                      {"memory_ms", k.memory_ms}, {"flops", k.flops}, {"bytes", k.bytes}, {"repeat", k.repeat}});
-      row["kernels"] = ks;
-    }
+    w.begin_object();
+    w.field("batch", p.batch);
+    number_or_null("carbon_g_per_1000", p.carbon_g_per_1000);
+    w.field("device", p.device_id);
+    w.field("device_busy_ms", p.busy_ms);
+    if (training)
+      w.key("device_busy_ms_by_phase").begin_object().field("backward", p.busy_ms_by_phase[1])
+          .field("forward", p.busy_ms_by_phase[0]).field("update", p.busy_ms_by_phase[2]).end();
+    w.field("device_memory_gb", p.device_memory_gb);
+    w.field("device_name", p.device_name);
+    number_or_null("energy_j_per_sample", p.energy_j_per_sample);
     if (!p.features.empty()) {
-      json f = json::object();
-      const auto schema = feature_schema();
-      for (std::size_t i = 0; i < p.features.size() && i < schema.size(); ++i)
-        f[std::string(schema[i].name)] = std::isnan(p.features[i]) ? json(nullptr) : json(p.features[i]);
-      row["features"] = std::move(f);
+      w.key("features").begin_object();
+      for (std::size_t i : by_name)
+        if (i < p.features.size()) {
+          if (std::isnan(p.features[i])) w.key(schema[i].name).null();
+          else w.field(schema[i].name, double(p.features[i]));
+        }
+      w.end();
     }
-    row["warnings"] = p.warnings;
-    rows.push_back(std::move(row));
+    w.field("fits", p.fits);
+    w.field("host_bound", p.latency_ms > 0 && p.busy_ms < 0.5 * p.latency_ms);
+    if (!p.kernels.empty()) {
+      w.key("kernels").begin_array();
+      for (const auto& k : p.kernels)
+        w.begin_object().field("bytes", k.bytes).field("compute_ms", k.compute_ms).field("flops", k.flops)
+            .field("memory_ms", k.memory_ms).field("name", k.name).field("op_type", k.op_type)
+            .field("phase", kernel_phase_name(k.phase)).field("repeat", k.repeat).field("time_ms", k.time_ms).end();
+      w.end();
+    }
+    if (p.band_coverage > 0) w.field("latency_band_coverage", p.band_coverage);
+    else w.key("latency_band_coverage").null();
+    w.key("latency_band_ms").begin_array().value(p.band_low_ms).value(p.band_high_ms).end();
+    w.field("latency_ms", p.latency_ms);
+    w.key("memory_mb").begin_object()
+        .field("activations", p.memory.activations / kMiB).field("allocator", p.memory.allocator / kMiB)
+        .field("context", p.memory.context / kMiB).field("gradients", p.memory.gradients / kMiB)
+        .field("optimizer", p.memory.optimizer / kMiB).field("optimizer_update", p.memory.optimizer_update / kMiB)
+        .field("saved_activations", p.memory.saved_activations / kMiB).field("weights", p.memory.weights / kMiB)
+        .field("workspace", p.memory.workspace / kMiB).end();
+    w.field("memory_protocol", r.memory_protocol);
+    if (p.mig.empty()) {
+      w.key("mig").null();
+    } else {
+      w.key("mig").begin_object().key("profiles").begin_array();
+      for (const auto& m : p.mig)
+        w.begin_object().field("fits", m.fits).field("instances", m.instances).field("latency_ms", m.latency_ms)
+            .field("meets_target", m.meets_target).field("memory_gb", m.memory_gb).field("name", m.name)
+            .field("throughput_per_s", m.throughput_per_s).field("total_throughput_per_s", m.total_throughput_per_s).end();
+      w.end();
+      if (p.mig_recommended) w.field("recommended", p.mig[*p.mig_recommended].name);
+      else w.key("recommended").null();
+      w.end();
+    }
+    if (r.optimizer.empty()) w.key("optimizer").null();
+    else w.field("optimizer", r.optimizer);
+    w.field("out_of_distribution", p.out_of_distribution);
+    w.field("peak_memory_mb", p.memory.total() / kMiB);
+    number_or_null("power_w", p.power_w);
+    w.field("precision", precision_name(p.precision_used));
+    w.field("precision_requested", precision_name(p.precision_requested));
+    w.key("predictor").begin_object();
+    if (p.predictor == "roofline") w.key("baseline_latency_ms").null();
+    else w.field("baseline_latency_ms", p.baseline_ms);
+    w.field("name", p.predictor).field("requested", r.predictor_requested).field("version", p.predictor_version).end();
+    w.field("runtime", p.runtime);
+    if (p.device_id.empty() || p.threads == 0) w.key("threads").null();
+    else w.field("threads", p.threads);
+    w.field("throughput_per_s", p.throughput_per_s);
+    w.field("uncertainty", p.uncertainty);
+    w.field("warnings", p.warnings);
+    w.end();
   }
-  j["predictions"] = std::move(rows);
-  j["warnings"] = r.warnings;
-  return j;
+  w.end();
+  w.field("schema_version", kPredictSchemaVersion);
+  w.field("warnings", r.warnings);
+  w.end();
+  return w.take();
 }
+
+nlohmann::json predict_to_json(const PredictResult& r) { return nlohmann::json::parse(predict_to_json_text(r)); }
 
 }  // namespace perfcard

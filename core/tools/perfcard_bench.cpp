@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
         double a = now_ms(), a_cpu = cpu_ms();
         PredictResult res = predict(m, catalog, predictor, constants, carbon, po);
         double b = now_ms(), b_cpu = cpu_ms();
-        std::string doc = predict_to_json(res).dump();
+        std::string doc = predict_to_json_text(res);
         double c = now_ms();
         predict_ms.push_back(b - a);
         predict_cpu_ms.push_back(b_cpu - a_cpu);

@@ -201,6 +201,10 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
   auto predictor = perfcard::select_predictor(opt.predictor, load_predictors(constants, weights_dir));
   perfcard::Model model = load_model_file(path);
   perfcard::PredictResult r = perfcard::predict(model, catalog, *predictor, constants, carbon, opt);
+  if (json && !card) {
+    std::cout << perfcard::predict_to_json_text(r, 2) << "\n";
+    return 0;
+  }
   nlohmann::json doc = perfcard::predict_to_json(r);
   if (card) {
     std::string sub = std::string(perfcard::mode_name(opt.mode)) + " \xC2\xB7 " +
@@ -216,8 +220,7 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
     }
     return 0;
   }
-  if (json) std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  else perfcard::tools::print_predict_table(std::cout, doc);
+  perfcard::tools::print_predict_table(std::cout, doc);
   return 0;
 }
 

@@ -93,6 +93,10 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
                       const RooflineConstants& constants, const CarbonTable& carbon, const PredictOptions& options);
 
 inline constexpr int kPredictSchemaVersion = 2;
+// The document (docs/predict-json.md) as text, as nlohmann::json's dump(indent) would print it, written
+// without building the tree: what the page and `perfcard predict --json` print.
+std::string predict_to_json_text(const PredictResult& r, int indent = -1);
+// The same document as a tree (the CLI's table and card read it).
 nlohmann::json predict_to_json(const PredictResult& r);
 
 }  // namespace perfcard

@@ -1,0 +1,141 @@
+#include "json_writer.h"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "perfcard/error.h"
+
+namespace perfcard {
+namespace {
+
+bool plain(std::string_view s) {
+  for (unsigned char c : s)
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+  return true;
+}
+
+}  // namespace
+
+void JsonWriter::newline_indent(std::size_t depth) {
+  if (indent_ < 0) return;
+  out_ += '\n';
+  out_.append(depth * std::size_t(indent_), ' ');
+}
+
+void JsonWriter::before_value() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (stack_.empty()) {
+    if (!out_.empty()) throw internal_error("JSON writer: a second top-level value");
+    return;
+  }
+  Level& l = stack_.back();
+  if (!l.array) throw internal_error("JSON writer: a value without a key inside an object");
+  if (!l.empty) out_ += ',';
+  l.empty = false;
+  newline_indent(stack_.size());
+}
+
+JsonWriter& JsonWriter::key(std::string_view k) {
+  if (stack_.empty() || stack_.back().array || after_key_) throw internal_error("JSON writer: a key outside an object");
+  Level& l = stack_.back();
+  if (!l.empty && !(l.last_key < k))
+    throw internal_error("JSON writer: key '" + std::string(k) + "' after '" + std::string(l.last_key) +
+                         "' (keys are written sorted, as nlohmann::json sorts them)");
+  if (!l.empty) out_ += ',';
+  l.empty = false;
+  l.last_key = k;
+  newline_indent(stack_.size());
+  out_ += '"';
+  if (plain(k)) out_ += k;
+  else {
+    const std::string quoted = nlohmann::json(std::string(k)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out_.append(quoted, 1, quoted.size() - 2);
+  }
+  out_ += indent_ < 0 ? "\":" : "\": ";
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_object() {
+  before_value();
+  out_ += '{';
+  stack_.push_back({false, true, {}});
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_array() {
+  before_value();
+  out_ += '[';
+  stack_.push_back({true, true, {}});
+  return *this;
+}
+
+JsonWriter& JsonWriter::end() {
+  if (stack_.empty() || after_key_) throw internal_error("JSON writer: end() without an open object or array");
+  const Level l = stack_.back();
+  stack_.pop_back();
+  if (!l.empty) newline_indent(stack_.size());
+  out_ += l.array ? ']' : '}';
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(double v) {
+  before_value();
+  if (!std::isfinite(v)) {
+    out_ += "null";
+    return *this;
+  }
+  char buf[64];
+  char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
+  out_.append(buf, std::size_t(end - buf));
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::int64_t v) {
+  before_value();
+  out_ += std::to_string(v);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(bool v) {
+  before_value();
+  out_ += v ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view v) {
+  before_value();
+  if (plain(v)) {
+    out_ += '"';
+    out_ += v;
+    out_ += '"';
+  } else {
+    out_ += nlohmann::json(std::string(v)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  before_value();
+  out_ += "null";
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(const std::vector<std::string>& v) {
+  begin_array();
+  for (const auto& s : v) value(std::string_view(s));
+  return end();
+}
+
+std::string JsonWriter::take() {
+  if (!stack_.empty() || after_key_) throw internal_error("JSON writer: the document is not closed");
+  std::string s = std::move(out_);
+  out_.clear();
+  return s;
+}
+
+}  // namespace perfcard
