@@ -296,6 +296,9 @@ export interface PerfCard {
   /** Loads a learned predictor file (e.g. "trees.pcwt"), checked against the built-in manifest; the first
    *  call also loads the learned predictors' runtime (perfcard_learned.wasm). */
   loadPredictor(bytes: Uint8Array | ArrayBuffer, fileName: string): Promise<{ name: string; version: string }>;
+  /** Starts loading the learned predictors' runtime (the first loadPredictor() does it anyway), e.g. beside
+   *  the weights files' downloads. */
+  loadLearnedRuntime(): Promise<void>;
   devices(): Catalog;
   openModel(input: ModelInput, options?: OpenOptions): Promise<OpenModel>;
   openModelSync(input: Uint8Array | ArrayBuffer | SharedArrayBuffer | ArrayBufferView): OpenModel;

@@ -480,10 +480,7 @@ class PerfCard {
     const bytes = asBytes(input);
     if (bytes === null) throw inputTypeError();
     const copy = bytes.slice();  // the caller may reuse its buffer while the runtime loads
-    if (this.#learned === null) {
-      this.#learned = instantiateLearned(this.#learnedOpts);
-      this.#learned.catch(() => { this.#learned = null; });  // a failed load may be retried
-    }
+    await this.loadLearnedRuntime();
     this.#mod.perfcardLearned = await this.#learned;
     const ptr = this._alloc(copy.length);
     this._heap().set(copy, ptr);
@@ -493,6 +490,19 @@ class PerfCard {
     } finally {
       this._free(ptr);
     }
+  }
+
+  /**
+   * Starts loading the learned predictors' runtime (perfcard_learned.wasm) if it is not loading yet; the
+   * first loadPredictor() does it anyway. A caller that is about to fetch weights files calls it first, so
+   * the runtime downloads beside them. Resolves when it is ready; a failure may be retried.
+   */
+  loadLearnedRuntime() {
+    if (this.#learned === null) {
+      this.#learned = instantiateLearned(this.#learnedOpts);
+      this.#learned.catch(() => { this.#learned = null; });
+    }
+    return this.#learned.then(() => undefined);
   }
 
   /** Analyzes model bytes synchronously. */

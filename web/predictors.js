@@ -16,6 +16,19 @@ export const MEMBERS = { ensemble: ['trees', 'transformer'] };  // weights/ensem
 export const AUTO_CHOOSES = Object.keys(LEARNED);
 
 const loads = new WeakMap();  // card -> Map(name -> Promise<null | reason>)
+const downloads = new Map();  // url -> Promise<Uint8Array>: a card made after a trap loads the same bytes
+
+function download(url) {
+  if (!downloads.has(url)) {
+    const p = fetch(url, { credentials: 'same-origin' }).then(async (r) => {
+      if (!r.ok) throw new Error(`HTTP ${r.status}`);
+      return new Uint8Array(await r.arrayBuffer());
+    });
+    downloads.set(url, p);
+    p.catch(() => downloads.delete(url));  // a failed download may be retried
+  }
+  return downloads.get(url);
+}
 
 /** Loads one learned predictor into `card` once; resolves to null, or to the reason it is not loaded. */
 export function loadLearned(card, name, base, onBytes) {
@@ -26,9 +39,7 @@ export function loadLearned(card, name, base, onBytes) {
       const url = new URL(LEARNED[name], base).href;
       const file = LEARNED[name].split('/').pop();
       try {
-        const r = await fetch(url, { credentials: 'same-origin' });
-        if (!r.ok) throw new Error(`HTTP ${r.status}`);
-        const bytes = new Uint8Array(await r.arrayBuffer());
+        const bytes = await download(url);
         onBytes?.(bytes.length);
         await card.loadPredictor(bytes, file);
         return null;
@@ -49,6 +60,10 @@ export async function withPredictors(card, options, base, onBytes) {
   const want = options.predictor ?? 'auto';
   const asked = want === 'auto' ? AUTO_CHOOSES : LEARNED[want] ? [want] : [];
   const names = [...new Set(asked.flatMap((n) => [...(MEMBERS[n] ?? []), n]))];
+  // Every file and the runtime that runs them download at once (a failure shows in its file's note); they
+  // load in order below.
+  if (names.length) card.loadLearnedRuntime().catch(() => {});
+  for (const n of names) download(new URL(LEARNED[n], base).href).catch(() => {});
   // Members first, in order: a combining predictor's file is refused until they are loaded.
   const notes = [];
   for (const n of names) {
