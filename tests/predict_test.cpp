@@ -3,8 +3,13 @@
 // parts, energy and carbon arithmetic, MIG recommendation. The real catalog is checked for loading.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "model_builder.h"
+#include "perfcard/carbon.h"
+#include "perfcard/device.h"
 #include "perfcard/error.h"
+#include "perfcard/features.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/options.h"
 #include "perfcard/predict.h"
@@ -284,4 +289,47 @@ TEST_CASE("a training step is timed op by op: forward, backward, update, in the 
   CHECK(j["predictions"][0]["device_busy_ms_by_phase"]["backward"].get<double>() == Approx(tr.busy_ms_by_phase[1]));
   CHECK_FALSE(perfcard::predict_to_json(s.run(matmul_model(), [&] { auto i = o; i.mode = perfcard::Mode::Inference; return i; }()))
                   ["predictions"][0].contains("device_busy_ms_by_phase"));
+}
+
+// The document's shape, pinned: every key of a row that has everything (a training step on a MIG GPU, with
+// kernels and features), and of its nested objects. predict_to_json_text() writes them by hand in sorted
+// order; a key lost or renamed there fails here, not in a consumer.
+TEST_CASE("a predict row's keys, nested ones included, are the documented ones") {
+  const auto catalog = perfcard::DeviceCatalog::parse(perfcard::test::read_text(perfcard::test::repo_path("weights/devices.json")));
+  const auto carbon = perfcard::CarbonTable::parse(perfcard::test::read_text(perfcard::test::repo_path("weights/carbon_regions.json")));
+  const auto constants = perfcard::RooflineConstants::parse(perfcard::test::read_text(perfcard::test::repo_path("weights/roofline.json")));
+  const perfcard::RooflinePredictor roofline(constants);
+  const auto model = perfcard::load_model(perfcard::test::read_file(perfcard::test::repo_path("public/examples/resnet50.onnx")));
+  perfcard::PredictOptions o;
+  o.devices = {"a100-sxm4-80gb"};
+  o.batches = {8};
+  o.mode = perfcard::Mode::Training;
+  o.keep_kernels = true;
+  o.keep_features = true;
+  const auto doc = nlohmann::json::parse(
+      perfcard::predict_to_json_text(perfcard::predict(model, catalog, roofline, constants, carbon, o)));
+  auto keys = [](const nlohmann::json& j) {
+    std::string s;
+    for (auto it = j.begin(); it != j.end(); ++it) (s += s.empty() ? "" : " ") += it.key();
+    return s;
+  };
+  CHECK(keys(doc) == "batch_symbol carbon predictions schema_version warnings");
+  CHECK(keys(doc["carbon"]) == "grid_g_per_kwh pue region");
+  REQUIRE(doc["predictions"].size() == 1);
+  const auto& row = doc["predictions"][0];
+  CHECK(keys(row) ==
+        "batch carbon_g_per_1000 device device_busy_ms device_busy_ms_by_phase device_memory_gb device_name "
+        "energy_j_per_sample features fits host_bound kernels latency_band_coverage latency_band_ms latency_ms "
+        "memory_mb memory_protocol mig optimizer out_of_distribution peak_memory_mb power_w precision "
+        "precision_requested predictor runtime threads throughput_per_s uncertainty warnings");
+  CHECK(keys(row["device_busy_ms_by_phase"]) == "backward forward update");
+  CHECK(keys(row["memory_mb"]) ==
+        "activations allocator context gradients optimizer optimizer_update saved_activations weights workspace");
+  CHECK(keys(row["mig"]) == "profiles recommended");
+  CHECK(keys(row["mig"]["profiles"][0]) ==
+        "fits instances latency_ms meets_target memory_gb name throughput_per_s total_throughput_per_s");
+  CHECK(keys(row["predictor"]) == "baseline_latency_ms name requested version");
+  CHECK(keys(row["kernels"][0]) == "bytes compute_ms flops memory_ms name op_type phase repeat time_ms");
+  CHECK(row["features"].size() == perfcard::feature_schema().size());
+  CHECK(row["latency_band_ms"].size() == 2);
 }

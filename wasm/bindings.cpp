@@ -10,7 +10,8 @@
 //   modelAnalyze(handle, optionsJson), modelPredict(handle, optionsJson), closeModel(handle)
 //   devicesJson()                          the embedded device catalog, carbon regions and predictor
 //   loadPredictor(ptr, len, name)          a learned predictor's weights file (fetched by the page when
-//                                          first needed), checked against the embedded manifest: {ok, name};
+//                                          first needed), checked against the embedded manifest:
+//                                          {ok, name, version};
 //                                          its network is built in the learned module (remote_networks.h),
 //                                          which perfcard.js instantiates first
 // Results are plain JS objects:

@@ -129,28 +129,63 @@ async function instantiateLearned(opts = {}) {
 }
 
 // The learned module as the core's module calls it (wasm/remote_networks.cpp, synchronously): views of
-// the core's memory in, copied into the learned module's memory, results out. A call that fails returns
-// 0 / -1 / NaN and leaves {code, detail} in `error` for the core to throw as the Error it was.
+// the core's memory in, copied into the learned module's memory, results out. No method throws: an
+// exception would unwind through the core's C++ frames and break the core's instance. A call that fails
+// returns 0 / -1 / NaN and leaves {code, detail} for errorText(), which the core throws as the Error it
+// was. A trap of the learned module (out of memory, a bug) ends the runtime, not the core: every later
+// call fails with the reason, and the roofline goes on predicting.
 class LearnedRuntime {
   #mod;
   #scratch = 0;
   #capacity = 0;
-  #embedding = null;   // the last embed's values, until takeEmbedding()
+  #embedding = null;  // the last embed's values, until takeEmbedding()
   #outPtr = 0;
-  error = null;
+  #info = new Map();  // handle -> {used, storage}
+  #stopped = null;
+  #error = null;
 
   constructor(mod) {
     this.#mod = mod;
     this.#outPtr = mod._malloc(mod.maxEmbedding() * 4);
   }
 
+  /** A view of `count` elements of `heap` (a typed array over the core's memory) at byte address `ptr`. */
+  view(heap, ptr, count) {
+    const start = (ptr >>> 0) / heap.BYTES_PER_ELEMENT;
+    return heap.subarray(start, start + (count >>> 0));
+  }
+
+  errorText() {
+    return this.#error ? `${this.#error.code}\t${this.#error.detail}` : '';
+  }
+
+  // Runs f against the learned module; a throw (a trap, or memory it cannot get) becomes the failure value.
+  #guard(failed, f) {
+    if (this.#stopped) return this.#fail({ code: 'internal', detail: this.#stopped }, failed);
+    try {
+      return f();
+    } catch (e) {
+      const oom = e instanceof RangeError || /memory/i.test(String(e?.message));
+      this.#stopped = `the learned predictors' runtime stopped (${e?.name ?? 'Error'}: ${e?.message ?? e}); ` +
+        'reload the page to use them again';
+      return this.#fail({ code: oom ? 'limit' : 'internal', detail: this.#stopped }, failed);
+    }
+  }
+
+  #fail(error, failed) {
+    this.#error = error;
+    return failed;
+  }
+
   // Room for `bytes` bytes at a 16-byte-aligned pointer, reused call after call.
   #reserve(bytes) {
     if (bytes > this.#capacity) {
+      const capacity = Math.max(bytes, 2 * this.#capacity, 4096);
       if (this.#scratch) this.#mod._free(this.#scratch);
-      this.#capacity = Math.max(bytes, 2 * this.#capacity, 4096);
-      this.#scratch = this.#mod._malloc(this.#capacity);
-      if (!this.#scratch) { this.#capacity = 0; throw new RangeError('out of memory in the learned runtime'); }
+      this.#capacity = 0;
+      this.#scratch = this.#mod._malloc(capacity);
+      if (!this.#scratch) throw new RangeError(`out of memory: ${capacity} bytes in the learned runtime`);
+      this.#capacity = capacity;
     }
     return this.#scratch;
   }
@@ -169,73 +204,82 @@ class LearnedRuntime {
     return offsets.map((o) => base + o);
   }
 
-  #failed(r) {
-    this.error = r.ok === false ? r : { code: 'internal', detail: String(r) };
-    return 0;
-  }
-
   #number(v) {
-    if (Number.isNaN(v)) this.error = this.#mod.lastError();
+    if (Number.isNaN(v)) this.#error = this.#mod.lastError();
     return v;
   }
 
   load(bytes, kind, features) {
-    this.error = null;
-    // A heap copy of its own: the file's tensors are read in place and need a malloc'ed buffer's alignment.
-    const ptr = this.#mod._malloc(Math.max(bytes.length, 1));
-    if (!ptr) return this.#failed({ ok: false, code: 'limit', detail: 'out of memory in the learned runtime' });
-    try {
-      this.#mod.HEAPU8.set(bytes, ptr);
-      const r = this.#mod.loadNetwork(ptr, bytes.length, kind, features);
-      if (!r.ok) return this.#failed(r);
-      this.info = r;
-      return r.handle;
-    } finally {
-      this.#mod._free(ptr);
-    }
+    return this.#guard(0, () => {
+      this.#error = null;
+      // A heap copy of its own: the file's tensors are read in place and need a malloc'ed buffer's alignment.
+      const ptr = this.#mod._malloc(Math.max(bytes.length, 1));
+      if (!ptr) return this.#fail({ code: 'limit', detail: 'out of memory in the learned runtime' }, 0);
+      try {
+        this.#mod.HEAPU8.set(bytes, ptr);
+        const r = this.#mod.loadNetwork(ptr, bytes.length, kind, features);
+        if (!r.ok) return this.#fail(r, 0);
+        this.#info.set(r.handle, { used: r.used ?? [], storage: r.storage ?? '' });
+        return r.handle;
+      } finally {
+        this.#mod._free(ptr);
+      }
+    });
   }
 
   used(handle, out) {
-    out.set(this.info?.handle === handle && this.info.used ? this.info.used.slice(0, out.length) : []);
+    out.set((this.#info.get(handle)?.used ?? []).slice(0, out.length));
   }
 
   storage(handle) {
-    return this.info?.handle === handle ? this.info.storage ?? '' : '';
+    return this.#info.get(handle)?.storage ?? '';
   }
 
   margin(handle, row) {
-    const [p] = this.#put(row);
-    return this.#number(this.#mod.margin(handle, p, row.length));
+    return this.#guard(NaN, () => {
+      const [p] = this.#put(row);
+      return this.#number(this.#mod.margin(handle, p, row.length));
+    });
   }
 
   #embedded(r) {
-    if (!r.ok) return this.#failed(r) - 1;
+    if (!r.ok) return this.#fail(r, -1);
     this.#embedding = new Float32Array(this.#mod.HEAPU8.buffer, this.#outPtr, r.width).slice();
     return r.width;
   }
 
   embedGraph(handle, nodes, features, op, cls, x, src, dst) {
-    const [pOp, pCls, pX, pSrc, pDst] = this.#put(op, cls, x, src, dst);
-    return this.#embedded(this.#mod.embedGraph(handle, nodes, features, pOp, pCls, pX, src.length, pSrc, pDst, this.#outPtr));
+    return this.#guard(-1, () => {
+      const [pOp, pCls, pX, pSrc, pDst] = this.#put(op, cls, x, src, dst);
+      return this.#embedded(this.#mod.embedGraph(handle, nodes, features, pOp, op.length, pCls, cls.length, pX, x.length,
+        pSrc, src.length, pDst, dst.length, this.#outPtr));
+    });
   }
 
   embedSequence(handle, kernels, features, op, cls, x, unknownOps) {
-    const [pOp, pCls, pX] = this.#put(op, cls, x);
-    return this.#embedded(this.#mod.embedSequence(handle, kernels, features, pOp, pCls, pX, unknownOps, this.#outPtr));
+    return this.#guard(-1, () => {
+      const [pOp, pCls, pX] = this.#put(op, cls, x);
+      return this.#embedded(this.#mod.embedSequence(handle, kernels, features, pOp, op.length, pCls, cls.length, pX,
+        x.length, unknownOps, this.#outPtr));
+    });
   }
 
+  // Called right after an embed that returned a width, for exactly that many values.
   takeEmbedding(out) {
-    out.set(this.#embedding);
+    out.set(this.#embedding ?? new Float32Array(out.length));
     this.#embedding = null;
   }
 
   head(handle, embedding, row) {
-    const [pE, pRow] = this.#put(embedding, row);
-    return this.#number(this.#mod.head(handle, pE, embedding.length, pRow, row.length));
+    return this.#guard(NaN, () => {
+      const [pE, pRow] = this.#put(embedding, row);
+      return this.#number(this.#mod.head(handle, pE, embedding.length, pRow, row.length));
+    });
   }
 
   release(handle) {
-    this.#mod.release(handle);
+    this.#info.delete(handle);
+    if (!this.#stopped) this.#guard(undefined, () => this.#mod.release(handle));
   }
 }
 
@@ -407,14 +451,15 @@ class PerfCard {
     return this.#mod.HEAPU8;  // after malloc: growing memory replaces the view
   }
 
-  // Calls a binding that returns {ok, json} | {ok: false, ...}; a trap marks the instance broken.
+  // Calls a binding that returns {ok, ...} | {ok: false, ...}; a trap marks the instance broken.
   _raw(name, ...args) {
     if (this.#broken) throw brokenError();
     let result;
     try {
       result = this.#mod[name](...args);
     } catch (e) {
-      // Only a trap gets here (bindings.cpp catches every C++ exception): the module's state is lost.
+      // Only a trap of this module gets here (bindings.cpp catches every C++ exception, and the learned
+      // runtime never throws into it): the module's state is lost.
       this.#broken = true;
       const err = new PerfCardError({
         message: `perfcard: the WebAssembly module stopped (${e?.name ?? 'Error'}: ${e?.message ?? e}); ` +
@@ -600,7 +645,9 @@ async function onShared(method, input, options) {
 export async function init(opts) {
   if (shared === null) {
     shared = createPerfCard(opts).then(async (card) => {
-      for (const [name, bytes] of sharedPredictors) await card.loadPredictor(bytes, name);
+      // A file the fresh instance cannot load (its runtime unreachable, say) leaves it to the roofline: the
+      // next loadPredictor() of that file tries again.
+      for (const [name, bytes] of sharedPredictors) await card.loadPredictor(bytes, name).catch(() => {});
       return card;
     });
     shared.catch(() => { shared = null; });

@@ -13,7 +13,8 @@
 
 // The JS side of each call is LearnedRuntime in wasm/perfcard.js: it copies the views it is given into
 // the learned module's memory, calls it, and keeps the failure of a call that returned 0 / -1 / NaN for
-// pc_learned_error(). Pointers arrive as signed 32-bit numbers: >>> 0 makes them offsets again.
+// pc_learned_error(); it never throws. Pointers arrive as signed 32-bit numbers: its view() and the >>> 0
+// here make them offsets again.
 
 EM_JS(int, pc_learned_load, (const std::uint8_t* bytes, std::size_t size, const char* kind, int features), {
   const r = Module.perfcardLearned;
@@ -22,13 +23,12 @@ EM_JS(int, pc_learned_load, (const std::uint8_t* bytes, std::size_t size, const 
     return 0;
   }
   Module.perfcardLearnedMissing = false;
-  bytes >>>= 0;
-  return r.load(HEAPU8.subarray(bytes, bytes + (size >>> 0)), UTF8ToString(kind), features);
+  return r.load(r.view(HEAPU8, bytes, size), UTF8ToString(kind), features);
 });
 
 EM_JS(void, pc_learned_used, (int handle, std::uint8_t* out, std::size_t n), {
-  out >>>= 0;
-  Module.perfcardLearned.used(handle, HEAPU8.subarray(out, out + (n >>> 0)));
+  const r = Module.perfcardLearned;
+  r.used(handle, r.view(HEAPU8, out, n));
 });
 
 EM_JS(int, pc_learned_storage_length, (int handle), {
@@ -36,44 +36,40 @@ EM_JS(int, pc_learned_storage_length, (int handle), {
 });
 
 EM_JS(void, pc_learned_storage, (int handle, char* out, int cap), {
-  stringToUTF8(Module.perfcardLearned.storage(handle), out, cap);
+  stringToUTF8(Module.perfcardLearned.storage(handle), out >>> 0, cap);
 });
 
 EM_JS(double, pc_learned_margin, (int handle, const float* row, std::size_t n), {
-  row = (row >>> 0) >>> 2;
-  return Module.perfcardLearned.margin(handle, HEAPF32.subarray(row, row + (n >>> 0)));
+  const r = Module.perfcardLearned;
+  return r.margin(handle, r.view(HEAPF32, row, n));
 });
 
+// Every array goes with its own length: the network checks that they agree with each other.
 EM_JS(int, pc_learned_embed_graph, (int handle, std::size_t nodes, std::size_t features, const std::int32_t* op,
-                                    const std::int32_t* cls, const float* x, std::size_t edges,
-                                    const std::int32_t* src, const std::int32_t* dst), {
-  nodes >>>= 0;
-  edges >>>= 0;
-  const i32 = (p, n) => { p = (p >>> 0) >>> 2; return HEAP32.subarray(p, p + n); };
-  const f32 = (p, n) => { p = (p >>> 0) >>> 2; return HEAPF32.subarray(p, p + n); };
-  return Module.perfcardLearned.embedGraph(handle, nodes, features, i32(op, nodes), i32(cls, nodes),
-                                              f32(x, nodes * features), i32(src, edges), i32(dst, edges));
+                                    std::size_t op_n, const std::int32_t* cls, std::size_t cls_n, const float* x,
+                                    std::size_t x_n, const std::int32_t* src, std::size_t src_n,
+                                    const std::int32_t* dst, std::size_t dst_n), {
+  const r = Module.perfcardLearned;
+  return r.embedGraph(handle, nodes >>> 0, features >>> 0, r.view(HEAP32, op, op_n), r.view(HEAP32, cls, cls_n),
+                      r.view(HEAPF32, x, x_n), r.view(HEAP32, src, src_n), r.view(HEAP32, dst, dst_n));
 });
 
 EM_JS(int, pc_learned_embed_sequence, (int handle, std::size_t kernels, std::size_t features, const std::int32_t* op,
-                                       const std::int32_t* cls, const float* x, std::size_t unknown_ops), {
-  kernels >>>= 0;
-  const i32 = (p, n) => { p = (p >>> 0) >>> 2; return HEAP32.subarray(p, p + n); };
-  const f32 = (p, n) => { p = (p >>> 0) >>> 2; return HEAPF32.subarray(p, p + n); };
-  return Module.perfcardLearned.embedSequence(handle, kernels, features, i32(op, kernels), i32(cls, kernels),
-                                                 f32(x, kernels * features), unknown_ops);
+                                       std::size_t op_n, const std::int32_t* cls, std::size_t cls_n, const float* x,
+                                       std::size_t x_n, std::size_t unknown_ops), {
+  const r = Module.perfcardLearned;
+  return r.embedSequence(handle, kernels >>> 0, features >>> 0, r.view(HEAP32, op, op_n), r.view(HEAP32, cls, cls_n),
+                         r.view(HEAPF32, x, x_n), unknown_ops >>> 0);
 });
 
 EM_JS(void, pc_learned_take_embedding, (float* out, std::size_t n), {
-  out = (out >>> 0) >>> 2;
-  Module.perfcardLearned.takeEmbedding(HEAPF32.subarray(out, out + (n >>> 0)));
+  const r = Module.perfcardLearned;
+  r.takeEmbedding(r.view(HEAPF32, out, n));
 });
 
 EM_JS(double, pc_learned_head, (int handle, const float* embedding, std::size_t width, const float* row, std::size_t n), {
-  embedding = (embedding >>> 0) >>> 2;
-  row = (row >>> 0) >>> 2;
-  return Module.perfcardLearned.head(handle, HEAPF32.subarray(embedding, embedding + (width >>> 0)),
-                                        HEAPF32.subarray(row, row + (n >>> 0)));
+  const r = Module.perfcardLearned;
+  return r.head(handle, r.view(HEAPF32, embedding, width), r.view(HEAPF32, row, n));
 });
 
 EM_JS(void, pc_learned_release, (int handle), {
@@ -84,14 +80,12 @@ EM_JS(void, pc_learned_release, (int handle), {
 // The last failure as "code\tdetail" (the learned module's message has no location to add).
 EM_JS(int, pc_learned_error_length, (), {
   const r = Module.perfcardLearned;
-  const e = Module.perfcardLearnedMissing || !r ? null : r.error;
-  return lengthBytesUTF8(e ? e.code + "\t" + e.detail : "");
+  return lengthBytesUTF8(!r || Module.perfcardLearnedMissing ? "" : r.errorText());
 });
 
 EM_JS(void, pc_learned_error, (char* out, int cap), {
   const r = Module.perfcardLearned;
-  const e = Module.perfcardLearnedMissing || !r ? null : r.error;
-  stringToUTF8(e ? e.code + "\t" + e.detail : "", out, cap);
+  stringToUTF8(!r || Module.perfcardLearnedMissing ? "" : r.errorText(), out >>> 0, cap);
 });
 
 namespace perfcard::wasm {
@@ -165,11 +159,13 @@ class RemoteEmbedding final : public EmbeddingNetwork<Input> {
   nn::Tensor2 embed(const Input& in) const override {
     int width = -1;
     if constexpr (std::is_same_v<Input, OperatorGraph>)
-      width = pc_learned_embed_graph(h_.get(), in.nodes, in.features, in.op.data(), in.op_class.data(), in.x.data(),
-                                     in.edge_src.size(), in.edge_src.data(), in.edge_dst.data());
+      width = pc_learned_embed_graph(h_.get(), in.nodes, in.features, in.op.data(), in.op.size(), in.op_class.data(),
+                                     in.op_class.size(), in.x.data(), in.x.size(), in.edge_src.data(),
+                                     in.edge_src.size(), in.edge_dst.data(), in.edge_dst.size());
     else
-      width = pc_learned_embed_sequence(h_.get(), in.kernels, in.features, in.op.data(), in.op_class.data(),
-                                        in.x.data(), in.unknown_ops);
+      width = pc_learned_embed_sequence(h_.get(), in.kernels, in.features, in.op.data(), in.op.size(),
+                                        in.op_class.data(), in.op_class.size(), in.x.data(), in.x.size(),
+                                        in.unknown_ops);
     if (width < 0) rethrow();
     nn::Tensor2 e(1, std::size_t(width));
     pc_learned_take_embedding(e.data(), e.size());

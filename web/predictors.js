@@ -44,6 +44,7 @@ export function loadLearned(card, name, base, onBytes) {
         await card.loadPredictor(bytes, file);
         return null;
       } catch (e) {
+        mine.delete(name);  // the next prediction tries again (the network may be back)
         return `the ${name} predictor (${file}) could not be loaded: ${e?.message ?? e}`;
       }
     })());

@@ -42,7 +42,7 @@ void JsonWriter::before_value() {
 JsonWriter& JsonWriter::key(std::string_view k) {
   if (stack_.empty() || stack_.back().array || after_key_) throw internal_error("JSON writer: a key outside an object");
   Level& l = stack_.back();
-  if (!l.empty && !(l.last_key < k))
+  if (!l.empty && !(std::string_view(l.last_key) < k))
     throw internal_error("JSON writer: key '" + std::string(k) + "' after '" + std::string(l.last_key) +
                          "' (keys are written sorted, as nlohmann::json sorts them)");
   if (!l.empty) out_ += ',';

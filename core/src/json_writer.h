@@ -47,7 +47,7 @@ class JsonWriter {
   struct Level {
     bool array = false;
     bool empty = true;
-    std::string_view last_key;  // keys are literals or the feature schema's names: they outlive the level
+    std::string last_key;
   };
   void before_value();
   void newline_indent(std::size_t depth);

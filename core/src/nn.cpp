@@ -1,6 +1,6 @@
-// The value types of the nn runtime, weight views from a weights file, and gather
-// (core/include/perfcard/nn.h). Activations are in nn_activation.cpp; the ops with two paths in
-// nn_linear.cpp, nn_reduce.cpp and nn_attention.cpp.
+// Weight matrices of the nn runtime, their views from a weights file, and gather (core/include/perfcard/nn.h).
+// Tensor2, the activations' type the predictors hold too, is in nn_tensor.cpp (the core); activations are in
+// nn_activation.cpp; the ops with two paths in nn_linear.cpp, nn_reduce.cpp and nn_attention.cpp.
 #include "perfcard/nn.h"
 
 #include <algorithm>
@@ -8,29 +8,11 @@
 
 #include "perfcard/error.h"
 #include "perfcard/weights_file.h"
+#include "nn_shape.h"
 
 namespace perfcard::nn {
 
 namespace {
-
-// Strings are built by appending: GCC 12 at -O3 reports a false -Wrestrict inside libstdc++ for
-// "literal" + std::string temporaries.
-std::string shape(std::size_t rows, std::size_t cols) {
-  std::string s = "[";
-  s += std::to_string(rows);
-  s += ", ";
-  s += std::to_string(cols);
-  s += ']';
-  return s;
-}
-
-// rows * cols, or an error when the product does not fit (a vector could never hold it anyway).
-std::size_t checked_count(std::size_t rows, std::size_t cols, const char* what) {
-  if (cols != 0 && rows > std::numeric_limits<std::size_t>::max() / 4 / cols) {
-    throw data_error(std::string(what) + ": shape " + shape(rows, cols) + " has too many elements");
-  }
-  return rows * cols;
-}
 
 std::string quoted(std::string_view s) {
   std::string q = "'";
@@ -51,30 +33,8 @@ std::string matrix_label(const std::string& name) {
 
 }  // namespace
 
-// ---------------------------------------------------------------------------------------------- Tensor2
-
-Tensor2::Tensor2(std::size_t rows, std::size_t cols, float fill)
-    : rows_(rows), cols_(cols), values_(checked_count(rows, cols, "Tensor2"), fill) {}
-
-Tensor2::Tensor2(std::size_t rows, std::size_t cols, std::vector<float> values)
-    : rows_(rows), cols_(cols), values_(std::move(values)) {
-  if (values_.size() != checked_count(rows, cols, "Tensor2")) {
-    throw data_error("Tensor2: " + std::to_string(values_.size()) + " values for shape " + shape(rows, cols));
-  }
-}
-
-std::string Tensor2::shape_string() const { return shape(rows_, cols_); }
-
 // ----------------------------------------------------------------------------------------------- Matrix
 
-const char* storage_name(Storage s) {
-  switch (s) {
-    case Storage::F32: return "f32";
-    case Storage::F16: return "f16";
-    case Storage::Q8_0: return "q8_0";
-  }
-  return "?";
-}
 
 namespace {
 // Elements (f32, f16) for a [rows, cols] matrix, or an error naming the storage and the counts.

@@ -70,6 +70,9 @@ std::string rate(double x) {
 
 std::string mib(double x) { return x >= 1024 ? sig(x / 1024) + " GiB" : sig(x) + " MiB"; }
 
+// A figure the document has as a number, NaN where it has null (a non-finite figure: JSON has no NaN).
+double num(const nlohmann::json& v) { return v.is_null() ? std::nan("") : v.get<double>(); }
+
 std::string opt_num(const nlohmann::json& v, const char* unit) {
   if (v.is_null()) return "\xE2\x80\x93";  // en dash
   return sig(v.get<double>()) + unit;
@@ -101,13 +104,13 @@ std::string render_card_svg(const nlohmann::json& d, const CardText& text) {
   std::vector<bool> fits;
   std::set<std::string> predictors;
   for (const auto& p : preds) {
-    std::string lat = ms(p.at("latency_ms").get<double>());
-    double u = p.at("uncertainty").get<double>();
+    std::string lat = ms(num(p.at("latency_ms")));
+    double u = num(p.at("uncertainty"));
     lat += u > 0 ? " \xC2\xB1" + std::to_string(int(std::lround(u * 100))) + "%" : " \xC2\xB1?";
     std::string mig = "\xE2\x80\x93";
     if (!p.at("mig").is_null()) mig = p["mig"]["recommended"].is_null() ? "none fits" : p["mig"]["recommended"].get<std::string>();
     rows.push_back({p.at("device_name").get<std::string>(), std::to_string(p.at("batch").get<long long>()), lat,
-                    rate(p.at("throughput_per_s").get<double>()), mib(p.at("peak_memory_mb").get<double>()),
+                    rate(num(p.at("throughput_per_s"))), mib(num(p.at("peak_memory_mb"))),
                     p.at("fits").get<bool>() ? "yes" : "no", opt_num(p.at("energy_j_per_sample"), " J"),
                     opt_num(p.at("carbon_g_per_1000"), " g"), mig});
     fits.push_back(p.at("fits").get<bool>());

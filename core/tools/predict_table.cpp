@@ -21,7 +21,8 @@ std::string band_text(const nlohmann::json& p) {
     const auto& b = p["latency_band_ms"];
     return fmt(b[0], "%.3g") + "-" + fmt(b[1], "%.3g");
   }
-  const double u = p["uncertainty"].get<double>();
+  // A non-finite figure is null in the document (JSON has no NaN).
+  const double u = p["uncertainty"].is_null() ? 0 : p["uncertainty"].get<double>();
   return u > 0 ? fmt(nlohmann::json(u * 100), "%.0f%%") : "?";
 }
 

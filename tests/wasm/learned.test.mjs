@@ -81,10 +81,17 @@ describe('the learned module', () => {
     const ints = copyIn(new Uint8Array(4 * 4));
     const floats = copyIn(new Uint8Array(4 * 4));
     // 2 nodes claimed, features = 1: the node feature schema has more, so the arrays cannot match it.
-    const bad = mod.embedGraph(r.handle, 2, 1, ints, ints, floats, 0, ints, ints, out);
+    // Then edges whose source and destination arrays differ in length: refused by the network's own check.
+    const bad = mod.embedGraph(r.handle, 2, 1, ints, 2, ints, 2, floats, 2, ints, 0, ints, 0, out);
     assert.equal(bad.ok, false);
     assert.equal(bad.code, 'bad_data');
     assert.match(bad.detail, /operator graph's arrays do not match/);
+    // The node feature count this build's schema has: the one an empty graph embeds with.
+    const features = [...Array(65).keys()].find((f) => mod.embedGraph(r.handle, 0, f, ints, 0, ints, 0, floats, 0, ints, 0, ints, 0, out).ok);
+    assert.ok(features > 0, 'an empty graph embeds at the schema\'s feature count');
+    const edges = mod.embedGraph(r.handle, 0, features, ints, 0, ints, 0, floats, 0, ints, 2, ints, 1, out);
+    assert.equal(edges.ok, false, 'two edge sources and one destination');
+    assert.match(edges.detail, /operator graph's arrays do not match/);
     // The module goes on: the trees still load and walk after the failure.
     const t = load(trees, 'trees', 55);
     const row = copyIn(new Uint8Array(4 * 55));

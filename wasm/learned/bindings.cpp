@@ -8,8 +8,9 @@
 //                                           {ok, handle, storage (embedding networks), used (trees: one byte
 //                                           per feature, 1 where some split reads it)}
 //   margin(handle, rowPtr, n)              the trees' margin for a feature row
-//   embedGraph(handle, nodes, features, opPtr, classPtr, xPtr, edges, srcPtr, dstPtr, outPtr)
-//   embedSequence(handle, kernels, features, opPtr, classPtr, xPtr, unknownOps, outPtr)
+//   embedGraph(handle, nodes, features, op, opN, class, classN, x, xN, src, srcN, dst, dstN, outPtr)
+//   embedSequence(handle, kernels, features, op, opN, class, classN, x, xN, unknownOps, outPtr)
+//                                           (each array a pointer and its own length)
 //                                           write the embedding at outPtr (room for maxEmbedding() values):
 //                                           {ok, width} | failure
 //   head(handle, embeddingPtr, width, rowPtr, n)   an embedding network's head on a feature row
@@ -27,6 +28,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -130,8 +132,12 @@ double margin(int handle, std::uintptr_t row, std::size_t n) {
   });
 }
 
+// The embedding is at most this many values (2 x a network's width): the JS side reserves that much.
+constexpr std::size_t kMaxEmbedding = 4096;
+
 // Writes `e` at `out` (room for kMaxEmbedding values) and says how many values it wrote.
 val written(const perfcard::nn::Tensor2& e, std::uintptr_t out) {
+  if (e.size() > kMaxEmbedding) throw perfcard::internal_error("an embedding of " + std::to_string(e.size()) + " values");
   std::copy(e.values().begin(), e.values().end(), reinterpret_cast<float*>(out));
   val r = val::object();
   r.set("ok", true);
@@ -139,56 +145,58 @@ val written(const perfcard::nn::Tensor2& e, std::uintptr_t out) {
   return r;
 }
 
-// The embedding is at most this many values (2 x a network's width): the JS side reserves that much.
-constexpr std::size_t kMaxEmbedding = 4096;
+template <class T>
+std::vector<T> copied(std::uintptr_t ptr, std::size_t n) {
+  const auto s = at<T>(ptr, n);
+  return {s.begin(), s.end()};
+}
 
-val embed_graph(int handle, std::size_t nodes, std::size_t features, std::uintptr_t op, std::uintptr_t cls,
-                std::uintptr_t x, std::size_t edges, std::uintptr_t src, std::uintptr_t dst, std::uintptr_t out) {
+// Each array comes with its own length, so the network's own check sees arrays that disagree.
+val embed_graph(int handle, std::size_t nodes, std::size_t features, std::uintptr_t op, std::size_t op_n,
+                std::uintptr_t cls, std::size_t cls_n, std::uintptr_t x, std::size_t x_n, std::uintptr_t src,
+                std::size_t src_n, std::uintptr_t dst, std::size_t dst_n, std::uintptr_t out) {
   return guarded([&] {
     perfcard::OperatorGraph g;
     g.nodes = nodes;
     g.features = features;
-    const auto o = at<std::int32_t>(op, nodes), c = at<std::int32_t>(cls, nodes);
-    const auto v = at<float>(x, nodes * features);
-    const auto s = at<std::int32_t>(src, edges), d = at<std::int32_t>(dst, edges);
-    g.op.assign(o.begin(), o.end());
-    g.op_class.assign(c.begin(), c.end());
-    g.x.assign(v.begin(), v.end());
-    g.edge_src.assign(s.begin(), s.end());
-    g.edge_dst.assign(d.begin(), d.end());
-    const auto e = network<std::shared_ptr<const perfcard::GraphNetwork>>(handle, "graph")->embed(g);
-    if (e.size() > kMaxEmbedding) throw perfcard::internal_error("an embedding of " + std::to_string(e.size()) + " values");
-    return written(e, out);
+    g.op = copied<std::int32_t>(op, op_n);
+    g.op_class = copied<std::int32_t>(cls, cls_n);
+    g.x = copied<float>(x, x_n);
+    g.edge_src = copied<std::int32_t>(src, src_n);
+    g.edge_dst = copied<std::int32_t>(dst, dst_n);
+    return written(network<std::shared_ptr<const perfcard::GraphNetwork>>(handle, "graph")->embed(g), out);
   });
 }
 
-val embed_sequence(int handle, std::size_t kernels, std::size_t features, std::uintptr_t op, std::uintptr_t cls,
-                   std::uintptr_t x, std::size_t unknown_ops, std::uintptr_t out) {
+val embed_sequence(int handle, std::size_t kernels, std::size_t features, std::uintptr_t op, std::size_t op_n,
+                   std::uintptr_t cls, std::size_t cls_n, std::uintptr_t x, std::size_t x_n, std::size_t unknown_ops,
+                   std::uintptr_t out) {
   return guarded([&] {
     perfcard::KernelSequence q;
     q.kernels = kernels;
     q.features = features;
     q.unknown_ops = unknown_ops;
-    const auto o = at<std::int32_t>(op, kernels), c = at<std::int32_t>(cls, kernels);
-    const auto v = at<float>(x, kernels * features);
-    q.op.assign(o.begin(), o.end());
-    q.op_class.assign(c.begin(), c.end());
-    q.x.assign(v.begin(), v.end());
-    const auto e = network<std::shared_ptr<const perfcard::SequenceNetwork>>(handle, "sequence")->embed(q);
-    if (e.size() > kMaxEmbedding) throw perfcard::internal_error("an embedding of " + std::to_string(e.size()) + " values");
-    return written(e, out);
+    q.op = copied<std::int32_t>(op, op_n);
+    q.op_class = copied<std::int32_t>(cls, cls_n);
+    q.x = copied<float>(x, x_n);
+    return written(network<std::shared_ptr<const perfcard::SequenceNetwork>>(handle, "sequence")->embed(q), out);
   });
 }
 
 double head(int handle, std::uintptr_t embedding, std::size_t width, std::uintptr_t row, std::size_t n) {
   return number([&] {
-    const auto ev = at<float>(embedding, width);
-    const perfcard::nn::Tensor2 e(1, width, std::vector<float>(ev.begin(), ev.end()));
+    const perfcard::nn::Tensor2 e(1, width, copied<float>(embedding, width));
     auto it = state().networks.find(handle);
-    if (it != state().networks.end()) {
-      if (const auto* g = std::get_if<std::shared_ptr<const perfcard::GraphNetwork>>(&it->second)) return (*g)->head(e, at<float>(row, n));
-      if (const auto* s = std::get_if<std::shared_ptr<const perfcard::SequenceNetwork>>(&it->second)) return (*s)->head(e, at<float>(row, n));
-    }
+    if (it != state().networks.end())
+      return std::visit(
+          [&](const auto& net) -> double {
+            using Net = std::decay_t<decltype(*net)>;
+            if constexpr (std::is_same_v<Net, perfcard::TreeNetwork>)
+              throw perfcard::internal_error("network " + std::to_string(handle) + " is trees, which have no head");
+            else
+              return net->head(e, at<float>(row, n));
+          },
+          it->second);
     throw perfcard::internal_error("no embedding network has handle " + std::to_string(handle));
   });
 }
