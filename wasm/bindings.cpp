@@ -14,6 +14,8 @@
 //                                          {ok, name, version};
 //                                          its network is built in the learned module (remote_networks.h),
 //                                          which perfcard.js instantiates first
+//   verifyPredictor(ptr, len, name)        the manifest's check alone, which perfcard.js runs before it
+//                                          fetches that runtime: {ok}
 // Results are plain JS objects:
 //   {ok: true,  ptr, length}: the document (UTF-8, as the CLI prints it) in wasm memory until
 //                                          releaseDocument() (openModel: {ok: true, handle})
@@ -209,6 +211,17 @@ val load_predictor_buffer(std::uintptr_t data_ptr, std::size_t size, const std::
   });
 }
 
+// The manifest's check alone (size, sha256), before the learned runtime is fetched: a tampered or stale file
+// is named as such even where the runtime cannot be loaded.
+val verify_predictor_buffer(std::uintptr_t data_ptr, std::size_t size, const std::string& name) {
+  return guarded([&] {
+    perfcard::verify_weights(embedded("manifest.json"), name, bytes_at(data_ptr, size));
+    val r = val::object();
+    r.set("ok", true);
+    return r;
+  });
+}
+
 val devices_doc() {
   return guarded([&] { return success(devices_json()); });
 }
@@ -231,6 +244,7 @@ EMSCRIPTEN_BINDINGS(perfcard) {
   emscripten::function("openModelCount", &open_model_count);
   emscripten::function("devicesJson", &devices_doc);
   emscripten::function("loadPredictor", &load_predictor_buffer);
+  emscripten::function("verifyPredictor", &verify_predictor_buffer);
   emscripten::function("predictSchemaVersion", &predict_schema_version);
   emscripten::function("schemaVersion", &schema_version);
   emscripten::function("version", &version);

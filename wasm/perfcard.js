@@ -524,13 +524,15 @@ class PerfCard {
   async loadPredictor(input, fileName) {
     const bytes = asBytes(input);
     if (bytes === null) throw inputTypeError();
-    const copy = bytes.slice();  // the caller may reuse its buffer while the runtime loads
-    await this.loadLearnedRuntime();
-    this.#mod.perfcardLearned = await this.#learned;
-    const ptr = this._alloc(copy.length);
-    this._heap().set(copy, ptr);
+    // Into wasm memory once (the caller may reuse its buffer while the runtime loads); the manifest's check
+    // comes first, so a tampered file is named as such even where the runtime cannot be fetched.
+    const ptr = this._alloc(bytes.length);
+    this._heap().set(bytes, ptr);
     try {
-      const r = this._raw('loadPredictor', ptr, copy.length, String(fileName));
+      this._raw('verifyPredictor', ptr, bytes.length, String(fileName));
+      await this.loadLearnedRuntime();
+      this.#mod.perfcardLearned = await this.#learned;
+      const r = this._raw('loadPredictor', ptr, bytes.length, String(fileName));
       return { name: r.name, version: r.version };
     } finally {
       this._free(ptr);

@@ -316,8 +316,12 @@ describe('loadPredictor()', () => {
       assert.match(e.message, /^perfcard: the learned predictors' runtime \(perfcard_learned\.wasm\) could not be loaded: perfcard: cannot read .*missing_learned\.wasm/);
       return true;
     });
+    // A tampered file is named as such before the runtime is asked for.
+    const tampered = Uint8Array.from(trees);
+    tampered[tampered.length - 7] ^= 0x40;
+    await assert.rejects(card.loadPredictor(tampered, 'trees.pcwt'), { name: 'PerfCardError', code: 'bad_data', message: /^weights file 'trees.pcwt' has sha256 / });
     assert.equal(card.broken, false);
-    assert.deepEqual(model.predict({ devices: ['rtx4090'], batch: [1, 8] }), doc, 'the failed load changed nothing');
+    assert.deepEqual(model.predict({ devices: ['rtx4090'], batch: [1, 8] }), doc, 'the failed loads changed nothing');
     model.close();
   });
 });
