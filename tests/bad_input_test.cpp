@@ -187,6 +187,11 @@ TEST_CASE("errors carry a stable code and escape what would cut their text") {
   CHECK(perfcard::escape_text("caf\xc3\xa9 \xe2\x82\xac ok") == "caf\xc3\xa9 \xe2\x82\xac ok");  // UTF-8 stays
   CHECK(perfcard::escape_text("\xc0\xaf") == "\\xc0\\xaf");  // an overlong form is not UTF-8
   CHECK(perfcard::option_error("x").code() == perfcard::ErrorCode::BadOption);
+  // A code crosses the wasm modules' boundary as its name, and comes back as the same code.
+  for (const auto c : {perfcard::ErrorCode::InvalidModel, perfcard::ErrorCode::Malformed, perfcard::ErrorCode::Limit,
+                       perfcard::ErrorCode::BadOption, perfcard::ErrorCode::BadData, perfcard::ErrorCode::Internal})
+    CHECK(perfcard::error_code_from_name(perfcard::error_code_name(c)) == c);
+  CHECK_FALSE(perfcard::error_code_from_name("bad-data").has_value());
 }
 
 TEST_CASE("a bound dim that meets a size the graph fixes is named, with the size the model takes") {

@@ -107,10 +107,7 @@ std::string text(int length, Read&& read) {
                          "weights file");
   const std::size_t tab = e.find('\t');
   const std::string code = e.substr(0, tab), message = tab == std::string::npos ? e : e.substr(tab + 1);
-  for (ErrorCode c : {ErrorCode::InvalidModel, ErrorCode::Malformed, ErrorCode::Limit, ErrorCode::BadOption,
-                      ErrorCode::BadData, ErrorCode::Internal})
-    if (code == error_code_name(c)) throw Error(message, {}, c);
-  throw internal_error(message);
+  throw Error(message, {}, error_code_from_name(code).value_or(ErrorCode::Internal));
 }
 
 int load(const WeightsFile& file, const char* kind, std::size_t features) {

@@ -14,6 +14,12 @@ const char* error_code_name(ErrorCode c) {
   return "internal";
 }
 
+std::optional<ErrorCode> error_code_from_name(std::string_view name) {
+  for (int c = 0; c <= int(ErrorCode::Internal); ++c)
+    if (name == error_code_name(ErrorCode(c))) return ErrorCode(c);
+  return std::nullopt;
+}
+
 std::string escape_text(std::string_view t) {
   // Fast path: most messages are plain ASCII.
   bool plain = true;

@@ -17,6 +17,16 @@ bool plain(std::string_view s) {
 
 }  // namespace
 
+void JsonWriter::quoted(std::string_view s) {
+  if (!plain(s)) {
+    out_ += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return;
+  }
+  out_ += '"';
+  out_ += s;
+  out_ += '"';
+}
+
 void JsonWriter::newline_indent(std::size_t depth) {
   if (indent_ < 0) return;
   out_ += '\n';
@@ -49,13 +59,8 @@ JsonWriter& JsonWriter::key(std::string_view k) {
   l.empty = false;
   l.last_key = k;
   newline_indent(stack_.size());
-  out_ += '"';
-  if (plain(k)) out_ += k;
-  else {
-    const std::string quoted = nlohmann::json(std::string(k)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    out_.append(quoted, 1, quoted.size() - 2);
-  }
-  out_ += indent_ < 0 ? "\":" : "\": ";
+  quoted(k);
+  out_ += indent_ < 0 ? ":" : ": ";
   after_key_ = true;
   return *this;
 }
@@ -109,13 +114,7 @@ JsonWriter& JsonWriter::value(bool v) {
 
 JsonWriter& JsonWriter::value(std::string_view v) {
   before_value();
-  if (plain(v)) {
-    out_ += '"';
-    out_ += v;
-    out_ += '"';
-  } else {
-    out_ += nlohmann::json(std::string(v)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  }
+  quoted(v);
   return *this;
 }
 

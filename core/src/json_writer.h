@@ -51,6 +51,7 @@ class JsonWriter {
   };
   void before_value();
   void newline_indent(std::size_t depth);
+  void quoted(std::string_view s);  // a key or a string value, in quotes, escaped as nlohmann escapes it
 
   int indent_;
   std::string out_;

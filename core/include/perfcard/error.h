@@ -38,6 +38,8 @@ enum class ErrorCode : std::uint8_t {
   Internal,      // "internal": a failure that is PerfCard's own (the JS side also uses it for wasm traps)
 };
 const char* error_code_name(ErrorCode c);
+// The code error_code_name() names, or none (a failure that crossed a module boundary as its name).
+std::optional<ErrorCode> error_code_from_name(std::string_view name);
 
 class Error : public std::runtime_error {
  public:
