@@ -58,8 +58,9 @@ console.log(JSON.stringify({ load_predictor_ms: Number(loadMs.toFixed(2)), file_
 // module's margin() over the feature rows of the table's 128 rows, called one row at a time as the core's
 // module calls it, without the feature rows' making, the roofline or the crossing from the core's module
 // (those are in over_roofline_median_ms above). The feature names' order comes from the native CLI.
+// (Skipped for a build from before the learned module existed, when comparing builds through PERFCARD_DIST.)
 const cli = path.join(root, 'build/native/core/perfcard');
-if (existsSync(cli)) {
+if (existsSync(cli) && existsSync(path.join(dist, 'perfcard_learned.js'))) {
   const schema = JSON.parse(execFileSync(cli, ['features', '--schema', '--json'], { encoding: 'utf8' })).features.map((f) => f.name);
   const doc = model.predict({ ...options, predictor: 'trees', features: true });
   const rows = doc.predictions.map((r) => Float32Array.from(schema, (n) => r.features?.[n] ?? NaN));
