@@ -188,3 +188,47 @@ TEST_CASE("the GNN's embeddings come from its cache when a graph repeats, with t
   }
   CHECK(graphs[0] == graphs[3]);  // the repeat (batch 1 again) is served from the cache
 }
+
+TEST_CASE("the GNN's fast path computes each class of equal nodes once and gives every node's result") {
+  const auto bytes = perfcard::test::read_file(repo_path("weights/gnn.pcwt"));
+  const perfcard::GnnModel net(perfcard::read_weights(bytes));
+  const std::vector<float> row(perfcard::feature_schema().size(), 0.0f);
+  const auto margins = [&](const perfcard::OperatorGraph& g) {
+    return std::pair{net.head(net.embed(g), row), net.head(net.embed(g, perfcard::nn::Path::Reference), row,
+                                                           perfcard::nn::Path::Reference)};
+  };
+  SECTION("real graphs: 32 equal decoder layers, a ResNet's stages") {
+    for (const char* file : {"public/examples/llama7b_decoder.onnx", "public/examples/resnet50.onnx"}) {
+      const auto model = perfcard::load_model(perfcard::test::read_file(repo_path(file)));
+      const auto a = perfcard::analyze(model, {});
+      const auto [fast, ref] = margins(perfcard::operator_graph(model, a, 1));
+      INFO(file);
+      CHECK(std::fabs(fast - ref) <= 1e-3);  // the parity test's bound for the fast path
+    }
+  }
+  SECTION("nodes alike in themselves but not in their neighbours stay apart") {
+    // 60 copies of a -> b -> c, and 60 nodes like a with no consumer, and one b fed by two a's: a merge of
+    // any of these would move the mean and the max away from the per-node pass.
+    perfcard::OperatorGraph g;
+    g.features = perfcard::node_feature_schema().size();
+    const auto add = [&](std::int32_t op, float v) {
+      g.op.push_back(op);
+      g.op_class.push_back(op % std::int32_t(perfcard::op_class_count()));
+      for (std::size_t k = 0; k < g.features; ++k) g.x.push_back(v + float(k));
+      return std::int32_t(g.nodes++);
+    };
+    const auto edge = [&](std::int32_t s, std::int32_t d) { g.edge_src.push_back(s), g.edge_dst.push_back(d); };
+    for (int i = 0; i < 60; ++i) {
+      const auto a = add(3, 1), b = add(5, 2), c = add(7, 3);
+      edge(a, b), edge(b, c);
+      add(3, 1);
+    }
+    const auto b = add(5, 2);
+    edge(0, b), edge(4, b);
+    const auto [fast, ref] = margins(g);
+    CHECK(std::fabs(fast - ref) <= 1e-4);
+    g.edge_dst.back() = std::int32_t(g.nodes);  // one past the last node
+    CHECK_THROWS_WITH(net.embed(g), Catch::Contains("operator graph edge " + std::to_string(g.edge_src.size() - 1)) &&
+                                        Catch::Contains("the graph has " + std::to_string(g.nodes) + " nodes"));
+  }
+}

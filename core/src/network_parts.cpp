@@ -1,6 +1,7 @@
 #include "perfcard/network_parts.h"
 
 #include <cmath>
+#include <numeric>
 
 #include "perfcard/error.h"
 #include "perfcard/features.h"
@@ -65,15 +66,26 @@ InputLayer::InputLayer(const WeightsFile& f, std::string_view stats, std::size_t
 nn::Tensor2 InputLayer::project(std::span<const std::int32_t> op, std::span<const std::int32_t> cls,
                                 std::span<const float> x, std::size_t lo, std::size_t hi, std::size_t rows,
                                 std::string_view what, nn::Path path) const {
-  if (hi < lo || rows < hi - lo || hi > op.size() || hi > cls.size() || hi * features_ > x.size())
-    throw internal_error("InputLayer::project: items [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                         ") do not fit the arrays or " + std::to_string(rows) + " rows");
+  if (hi < lo) throw internal_error("InputLayer::project: items [" + std::to_string(lo) + ", " + std::to_string(hi) + ")");
+  std::vector<std::int32_t> items(hi - lo);
+  std::iota(items.begin(), items.end(), std::int32_t(lo));
+  return project(op, cls, x, items, rows, what, path);
+}
+
+nn::Tensor2 InputLayer::project(std::span<const std::int32_t> op, std::span<const std::int32_t> cls,
+                                std::span<const float> x, std::span<const std::int32_t> items, std::size_t rows,
+                                std::string_view what, nn::Path path) const {
+  if (rows < items.size())
+    throw internal_error("InputLayer::project: " + std::to_string(items.size()) + " items, " + std::to_string(rows) + " rows");
   nn::Tensor2 x0(rows, in_w_->m.cols());
   const std::size_t at = emb_.width();
-  for (std::size_t i = lo; i < hi; ++i) {
-    auto r = x0.row(i - lo);
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    const auto i = std::size_t(items[k]);
+    if (items[k] < 0 || i >= op.size() || i >= cls.size() || (i + 1) * features_ > x.size())
+      throw internal_error("InputLayer::project: item " + std::to_string(items[k]) + " is outside the arrays");
+    auto r = x0.row(k);
     emb_.write(op[i], cls[i], r, what, i);
-    for (std::size_t k = 0; k < features_; ++k) r[at + k] = (x[i * features_ + k] - mean_[k]) / std_[k];
+    for (std::size_t f = 0; f < features_; ++f) r[at + f] = (x[i * features_ + f] - mean_[f]) / std_[f];
   }
   return nn::linear(x0, in_w_->m, in_b_, path);
 }

@@ -24,7 +24,9 @@ class GnnModel final : public GraphNetwork {
   GnnModel(GnnModel&&) noexcept;
   GnnModel& operator=(GnnModel&&) noexcept;
 
-  // [1, 2 * hidden]: the mean and the max of the last layer's node states.
+  // [1, 2 * hidden]: the mean and the max of the last layer's node states. Path::Fast computes each layer
+  // once per class of nodes whose states are equal there (repeated blocks cost one block); Path::Reference
+  // computes every node, with the reference arithmetic.
   nn::Tensor2 embed(const OperatorGraph& graph, nn::Path path) const;
   nn::Tensor2 embed(const OperatorGraph& graph) const override { return embed(graph, nn::Path::Fast); }
   // The predicted log ratio for one device's feature row (NaN entries read as the training mean).
@@ -37,6 +39,7 @@ class GnnModel final : public GraphNetwork {
   nn::Storage storage_type() const;
 
  private:
+  nn::Tensor2 embed_each_node(const OperatorGraph& graph, nn::Path path) const;
   struct Weights;
   std::unique_ptr<Weights> w_;
 };

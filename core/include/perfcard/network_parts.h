@@ -42,6 +42,10 @@ class InputLayer {
   // `what` names an item in the error an id outside the embeddings gets ("kernel" 12).
   nn::Tensor2 project(std::span<const std::int32_t> op, std::span<const std::int32_t> cls, std::span<const float> x,
                       std::size_t lo, std::size_t hi, std::size_t rows, std::string_view what, nn::Path path) const;
+  // The items `items` of those arrays, in that order: [rows, width()], rows >= items.size().
+  nn::Tensor2 project(std::span<const std::int32_t> op, std::span<const std::int32_t> cls, std::span<const float> x,
+                      std::span<const std::int32_t> items, std::size_t rows, std::string_view what,
+                      nn::Path path) const;
 
  private:
   OpEmbeddings emb_;
