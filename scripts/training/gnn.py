@@ -53,14 +53,15 @@ def graphs_for(df: pd.DataFrame) -> tuple[list[dict], np.ndarray]:
     row's graph index. Training embeds each graph once for all the rows that share it."""
     first = df.drop_duplicates("model")
     index = {m: i for i, m in enumerate(first.model)}
-    graphs = []
-    for res in run_queries(trows.queries(first, graph=True)):
-        g = res["graph"]
-        graphs.append({"op": np.array(g["op"], np.int64), "cls": np.array(g["class"], np.int64),
-                       "x": np.array(g["x"], np.float32).reshape(len(g["op"]), -1),
-                       "src": np.array(g["src"], np.int64), "dst": np.array(g["dst"], np.int64),
-                       "schema_hash": g["schema_hash"]})
+    graphs = [graph_arrays(res["graph"]) for res in run_queries(trows.queries(first, graph=True))]
     return graphs, np.array([index[m] for m in df.model], np.int64)
+
+
+def graph_arrays(g: dict) -> dict:
+    """A `perfcard eval` answer's "graph" as numpy arrays."""
+    return {"op": np.array(g["op"], np.int64), "cls": np.array(g["class"], np.int64),
+            "x": np.array(g["x"], np.float32).reshape(len(g["op"]), -1),
+            "src": np.array(g["src"], np.int64), "dst": np.array(g["dst"], np.int64), "schema_hash": g["schema_hash"]}
 
 
 # ----------------------------------------------------------------------------------------------- model
@@ -88,13 +89,18 @@ def build_model(n_ops: int, n_cls: int, n_node: int, n_row: int, h: dict):
             self.head1 = nn.Linear(2 * H + n_row, h["head_hidden"])
             self.head2 = nn.Linear(h["head_hidden"], 1)
 
-        def embed(self, op, cls, x, src, dst, gidx, n_graphs):
+        def nodes(self, op, cls, x, src, dst):
+            """The node states after message passing (what pretrain.py's auto-encoder decodes)."""
             n = len(op)
             hh = torch.relu(self.inp(torch.cat([self.emb_op(op), self.emb_cls(cls), x], 1)))
             for l in range(len(self.self_)):
                 mp = seg_mean(hh[src], dst, n)
                 ms = seg_mean(hh[dst], src, n)
                 hh = hh + torch.relu(self.self_[l](hh) + self.pred[l](mp) + self.succ[l](ms))
+            return hh
+
+        def embed(self, op, cls, x, src, dst, gidx, n_graphs):
+            hh = self.nodes(op, cls, x, src, dst)
             mean = seg_mean(hh, gidx, n_graphs)
             mx = torch.zeros(n_graphs, H).scatter_reduce(0, gidx.unsqueeze(1).expand(-1, H), hh, "amax",
                                                           include_self=False)
@@ -121,15 +127,16 @@ def collate(graphs: list[dict], ids: np.ndarray, node_norm: Norm):
 
 
 def fit(df: pd.DataFrame, graphs: list[dict], gid: np.ndarray, n_ops: int, n_cls: int, h: dict = HYPER,
-        seed: int = 0):
+        seed: int = 0, init: dict | None = None):
     """Each step embeds `graphs_per_step` graphs and scores every training row of them; a row's loss weighs
-    1/rows of its source, so every source weighs the same (as in the trees)."""
+    1/rows of its source, so every source weighs the same (as in the trees). `init`: a pretrained encoder
+    (pretrain.py: its parameters and the node normalizer it was trained with) to start from."""
     import torch
     torch.manual_seed(seed)
     torch.set_num_threads(2)
     rng = np.random.default_rng(seed)
     used = np.unique(gid)
-    node_norm = Norm(np.concatenate([graphs[i]["x"] for i in used]))
+    node_norm = init["node_norm"] if init else Norm(np.concatenate([graphs[i]["x"] for i in used]))
     xr = trows.feature_matrix(df)
     row_norm = Norm(xr)
     rows = torch.from_numpy(row_norm(xr))
@@ -137,6 +144,10 @@ def fit(df: pd.DataFrame, graphs: list[dict], gid: np.ndarray, n_ops: int, n_cls
     w = torch.from_numpy(weights_of(df).astype(np.float32))
     rows_of = {int(g): np.flatnonzero(gid == g) for g in used}
     model = build_model(n_ops, n_cls, graphs[0]["x"].shape[1], xr.shape[1], h)
+    if init:
+        missing = set(init["encoder"]) - set(model.state_dict())
+        if missing or model.load_state_dict(init["encoder"], strict=False).unexpected_keys:
+            raise SystemExit(f"the pretrained encoder does not fit this GNN: {sorted(missing)}")
     opt = torch.optim.AdamW(model.parameters(), lr=h["lr"], weight_decay=h["weight_decay"])
     per = h["graphs_per_step"]
     steps = h["epochs"] * ((len(used) + per - 1) // per)
@@ -165,10 +176,11 @@ def fit(df: pd.DataFrame, graphs: list[dict], gid: np.ndarray, n_ops: int, n_cls
 
 
 def fit_predict(train: pd.DataFrame, held: pd.DataFrame, graphs, gid: np.ndarray, n_ops: int, n_cls: int,
-                h: dict = HYPER) -> np.ndarray:
+                h: dict = HYPER, seed: int = 0, init: dict | None = None) -> np.ndarray:
     """The margins of the rows `held` from a GNN fitted on the rows `train` (both indexed as `gid` is: by
     position in the frame the graphs were made for)."""
-    model, node_norm, row_norm = fit(train.reset_index(drop=True), graphs, gid[train.index.to_numpy()], n_ops, n_cls, h)
+    model, node_norm, row_norm = fit(train.reset_index(drop=True), graphs, gid[train.index.to_numpy()], n_ops, n_cls, h,
+                                     seed, init)
     model.eval()
     return predict(model, node_norm, row_norm, held, graphs, gid[held.index.to_numpy()])
 
