@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 
 #include "perfcard/error.h"
@@ -88,7 +87,7 @@ void append_bytes(std::string& key, const T* v, std::size_t n) {
 // Each node's edges in, and out, in edge order (so a node's mean sums as the per-node pass sums it).
 struct Adjacency {
   std::vector<std::int32_t> in_ptr, in_edge, out_ptr, out_edge;
-  Adjacency(const OperatorGraph& g) : in_ptr(g.nodes + 1, 0), out_ptr(g.nodes + 1, 0) {
+  explicit Adjacency(const OperatorGraph& g) : in_ptr(g.nodes + 1, 0), out_ptr(g.nodes + 1, 0) {
     const std::size_t e = g.edge_src.size();
     for (std::size_t k = 0; k < e; ++k) {
       const auto s = g.edge_src[k], d = g.edge_dst[k];
@@ -162,16 +161,22 @@ nn::Tensor2 GnnModel::embed(const OperatorGraph& g, nn::Path path) const {
   nn::relu(h.values());
 
   std::vector<std::int32_t> prev, around, self_of, pred_rows, pred_seg, succ_rows, succ_seg;
+  // The previous layer's classes of node i's producers (`in`) or consumers, in edge order.
+  const auto neighbours = [&](std::size_t i, bool in, std::vector<std::int32_t>& out) {
+    const auto& ptr = in ? adj.in_ptr : adj.out_ptr;
+    const auto& edges = in ? adj.in_edge : adj.out_edge;
+    const auto& other = in ? g.edge_src : g.edge_dst;
+    out.clear();
+    for (auto k = ptr[i]; k < ptr[i + 1]; ++k) out.push_back(prev[std::size_t(other[std::size_t(edges[std::size_t(k)])])]);
+  };
   for (const auto& L : w.layers) {
     prev.swap(cls.of);  // the classes h's rows are of
     cls.begin(n);
     for (std::size_t i = 0; i < n; ++i) {
       key.clear();
       append_bytes(key, &prev[i], 1);
-      for (const auto& [ptr, edges, other] : {std::tuple{&adj.in_ptr, &adj.in_edge, &g.edge_src},
-                                              std::tuple{&adj.out_ptr, &adj.out_edge, &g.edge_dst}}) {
-        around.clear();
-        for (auto k = (*ptr)[i]; k < (*ptr)[i + 1]; ++k) around.push_back(prev[std::size_t((*other)[std::size_t((*edges)[std::size_t(k)])])]);
+      for (const bool in : {true, false}) {
+        neighbours(i, in, around);
         std::sort(around.begin(), around.end());
         const auto count = std::int32_t(around.size());
         append_bytes(key, &count, 1);
@@ -186,18 +191,17 @@ nn::Tensor2 GnnModel::embed(const OperatorGraph& g, nn::Path path) const {
     for (std::size_t c = 0; c < u; ++c) {
       const auto i = std::size_t(cls.first[c]);
       self_of[c] = prev[i];
-      for (auto k = adj.in_ptr[i]; k < adj.in_ptr[i + 1]; ++k) {
-        pred_rows.push_back(prev[std::size_t(g.edge_src[std::size_t(adj.in_edge[std::size_t(k)])])]);
-        pred_seg.push_back(std::int32_t(c));
-      }
-      for (auto k = adj.out_ptr[i]; k < adj.out_ptr[i + 1]; ++k) {
-        succ_rows.push_back(prev[std::size_t(g.edge_dst[std::size_t(adj.out_edge[std::size_t(k)])])]);
-        succ_seg.push_back(std::int32_t(c));
+      for (const bool in : {true, false}) {
+        neighbours(i, in, around);
+        auto& rows = in ? pred_rows : succ_rows;
+        rows.insert(rows.end(), around.begin(), around.end());
+        (in ? pred_seg : succ_seg).resize(rows.size(), std::int32_t(c));
       }
     }
     nn::Tensor2 next = nn::gather_rows(h, self_of);
-    h = sage_layer(L, std::move(next), nn::segment_reduce(nn::gather_rows(h, pred_rows), pred_seg, u, nn::Reduce::Mean, path),
-              nn::segment_reduce(nn::gather_rows(h, succ_rows), succ_seg, u, nn::Reduce::Mean, path), path);
+    h = sage_layer(L, std::move(next),
+                   nn::segment_reduce(nn::gather_rows(h, pred_rows), pred_seg, u, nn::Reduce::Mean, path),
+                   nn::segment_reduce(nn::gather_rows(h, succ_rows), succ_seg, u, nn::Reduce::Mean, path), path);
   }
   return readout(nn::gather_rows(h, cls.of), path);
 }
