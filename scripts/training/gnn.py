@@ -144,10 +144,11 @@ def fit(df: pd.DataFrame, graphs: list[dict], gid: np.ndarray, n_ops: int, n_cls
     w = torch.from_numpy(weights_of(df).astype(np.float32))
     rows_of = {int(g): np.flatnonzero(gid == g) for g in used}
     model = build_model(n_ops, n_cls, graphs[0]["x"].shape[1], xr.shape[1], h)
-    if init:
-        missing = set(init["encoder"]) - set(model.state_dict())
-        if missing or model.load_state_dict(init["encoder"], strict=False).unexpected_keys:
-            raise SystemExit(f"the pretrained encoder does not fit this GNN: {sorted(missing)}")
+    if init:  # the encoder's tensors, every one of them, and nothing else (the head starts fresh)
+        res = model.load_state_dict(init["encoder"], strict=False)
+        wrong = res.unexpected_keys + [k for k in res.missing_keys if not k.startswith("head")]
+        if wrong:
+            raise SystemExit(f"the pretrained encoder does not fit this GNN: {sorted(wrong)}")
     opt = torch.optim.AdamW(model.parameters(), lr=h["lr"], weight_decay=h["weight_decay"])
     per = h["graphs_per_step"]
     steps = h["epochs"] * ((len(used) + per - 1) // per)

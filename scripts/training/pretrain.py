@@ -62,12 +62,13 @@ def family_names(entry: dict) -> list[str]:
     return names
 
 
-def unlabelled(df: pd.DataFrame, max_nodes: int) -> tuple[list[dict], dict]:
-    """The pretraining graphs (numpy arrays, as gnn.graph_arrays), and counts of what was left out and why."""
+def unlabelled(df: pd.DataFrame, max_nodes: int, graph_hash: str) -> tuple[list[dict], dict]:
+    """The pretraining graphs (numpy arrays, as gnn.graph_arrays), and counts of what was left out and why.
+    `graph_hash`: the core's graph schema, which the graphs (and their cache) must be of."""
     test = df[df.split == "test"]
     held_families, held_files = set(test.family), {os.path.realpath(m) for m in test.model}
     counts = {"on_disk": 0, "held_out_family": 0, "same_structure": 0, "larger": 0}
-    picked, structures = [], set()
+    picked, structures, keys = [], set(), [graph_hash]
     for e in ZooIndex().all:
         path = os.path.join(zm.OUT_DIR, e["file"])
         if not os.path.exists(path):
@@ -82,9 +83,10 @@ def unlabelled(df: pd.DataFrame, max_nodes: int) -> tuple[list[dict], dict]:
             counts["same_structure"] += 1
             continue
         structures.add(e.get("structure_hash"))
+        keys.append(f"{e['file']} {e.get('structure_hash')}")
         picked.append({"model": path, "dims": e["bind"], "device": GRAPH_DEVICE, "precision": "fp32",
                        "runtime": "pytorch-eager", "threads": 0, "graph": True})
-    key = hashlib.sha256("\n".join(sorted(q["model"] for q in picked)).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
     cache = os.path.join(CACHE, f"pretrain-graphs-{key}.pkl")
     if os.path.exists(cache):
         with open(cache, "rb") as f:
@@ -97,6 +99,8 @@ def unlabelled(df: pd.DataFrame, max_nodes: int) -> tuple[list[dict], dict]:
         os.makedirs(CACHE, exist_ok=True)
         with open(cache, "wb") as f:
             pickle.dump(graphs, f)
+    if {g["schema_hash"] for g in graphs} - {graph_hash}:
+        raise SystemExit("the CLI's graphs are not of the schema it reports: rebuild")
     kept = [g for g in graphs if 0 < len(g["op"]) <= max_nodes]
     counts["larger"] = len(graphs) - len(kept)
     return kept, counts
@@ -126,11 +130,12 @@ def pretrain(graphs: list[dict], n_ops: int, n_cls: int, n_row: int, h: dict, mi
     history, start, epoch = [], time.time(), 0
     while time.time() - start < minutes * 60 and (max_epochs is None or epoch < max_epochs):
         order = rng.permutation(ids)
-        parts = np.zeros(3)
+        parts, steps, whole = np.zeros(3), 0, True
         for lo in range(0, len(order), per):
             op, cls, x, src, dst, gidx, n_graphs = gnn.collate(graphs, order[lo:lo + per], node_norm)
             n = len(op)
             mask = torch.rand(n) < MASK_RATE
+            mask[torch.randint(n, (1,))] = True  # never an empty mask (its loss would be NaN)
             hh = model.nodes(op.masked_fill(mask, 0), cls, x.masked_fill(mask.unsqueeze(1), 0.0), src, dst)
             l_op = F.cross_entropy(op_dec(hh[mask]), op[mask])
             l_x = F.mse_loss(x_dec(hh[mask]), x[mask])
@@ -144,19 +149,21 @@ def pretrain(graphs: list[dict], n_ops: int, n_cls: int, n_row: int, h: dict, mi
             pos = (edge_w(hh[src]) * hh[dst]).sum(1)
             neg = (edge_w(hh[neg_s]) * hh[neg_d]).sum(1)
             l_e = (F.binary_cross_entropy_with_logits(pos, torch.ones_like(pos))
-                   + F.binary_cross_entropy_with_logits(neg, torch.zeros_like(neg)))
+                   + F.binary_cross_entropy_with_logits(neg, torch.zeros_like(neg))) if len(src) else pos.sum()
             loss = l_op + l_x + l_e
             opt.zero_grad()
             loss.backward()
             opt.step()
             parts += [l_op.item(), l_x.item(), l_e.item()]
+            steps += 1
             if time.time() - start > minutes * 60:
+                whole = lo + per >= len(order)
                 break
         epoch += 1
-        steps = max(1, (len(order) + per - 1) // per)
-        history.append({"epoch": epoch, "op_ce": parts[0] / steps, "x_mse": parts[1] / steps, "edge_bce": parts[2] / steps})
-        print(f"  pretraining epoch {epoch}: op {parts[0] / steps:.3f}, features {parts[1] / steps:.3f}, "
-              f"edges {parts[2] / steps:.3f} ({time.time() - start:.0f} s)", flush=True)
+        op_ce, x_mse, edge_bce = parts / steps  # means over the steps taken
+        history.append({"epoch": epoch, "whole": whole, "op_ce": op_ce, "x_mse": x_mse, "edge_bce": edge_bce})
+        print(f"  pretraining epoch {epoch}{'' if whole else ' (cut short)'}: op {op_ce:.3f}, features {x_mse:.3f}, "
+              f"edges {edge_bce:.3f} ({time.time() - start:.0f} s)", flush=True)
     encoder = {k: v.detach().clone() for k, v in model.state_dict().items() if not k.startswith("head")}
     return {"encoder": encoder, "node_norm": node_norm}, history
 
@@ -175,13 +182,15 @@ def scores(test: pd.DataFrame, col: str) -> dict:
 def document(results: dict, counts: dict, n_graphs: int, history: list, minutes: float, seeds: list[int],
              epochs: int) -> str:
     sources = sorted(next(iter(results.values()))[seeds[0]])
+    last = next((e for e in reversed(history) if e["whole"]), history[-1])
     lines = [f"Generated by `/usr/bin/python3 -m scripts.training.pretrain --write` ({datetime.date.today().isoformat()}, "
              f"commit {git_commit()[:12]}; the objective is in that file's docstring). Pretraining: {n_graphs} zoo graphs, "
              f"one per structure ({counts['on_disk']} on disk; {counts['held_out_family']} of a held-out family and "
              f"{counts['same_structure']} repeated structures left out, {counts['larger']} larger than the node cap), "
-             f"{len(history)} epochs (the last one cut short) in {minutes:g} minutes; last epoch: op cross-entropy {history[-1]['op_ce']:.3f} "
-             f"(first {history[0]['op_ce']:.3f}), features {history[-1]['x_mse']:.3f} ({history[0]['x_mse']:.3f}), "
-             f"edges {history[-1]['edge_bce']:.3f} ({history[0]['edge_bce']:.3f}). Then the GNN fine-tuned with "
+             f"{len(history)} epochs{' (the last one cut short)' if not history[-1]['whole'] else ''} in {minutes:g} "
+             f"minutes; {'last whole epoch' if last['whole'] else 'its one epoch, cut short'} ({last['epoch']}): op cross-entropy {last['op_ce']:.3f} "
+             f"(first {history[0]['op_ce']:.3f}), features {last['x_mse']:.3f} ({history[0]['x_mse']:.3f}), "
+             f"edges {last['edge_bce']:.3f} ({history[0]['edge_bce']:.3f}). Then the GNN fine-tuned with "
              f"gnn.py's committed recipe ({epochs} epochs) from the pretrained encoder, and from scratch, once per seed ({', '.join(map(str, seeds))}); "
              "the same held-out families for both.", "",
              "| source | rows | " + " | ".join(f"{w} MAPE" for w in results) + " | " +
@@ -218,7 +227,7 @@ def main(argv=None) -> int:
     schema, n_ops, n_cls, df = networks.rows(int(networks.committed_recipe(gnn.OUT)["help_sample"]))
     graphs, gid = gnn.graphs_for(df)
     train, test = df[df.split == "train"], df[df.split == "test"].copy()
-    zoo, counts = unlabelled(df, args.max_nodes)
+    zoo, counts = unlabelled(df, args.max_nodes, schema["graph"]["hash"])
     print(f"{len(zoo)} unlabelled graphs for pretraining ({counts}); {len(train)} train rows, {len(test)} held-out",
           flush=True)
     init, history = pretrain(zoo, n_ops, n_cls, trows.feature_matrix(df).shape[1], h, args.minutes)
@@ -236,14 +245,8 @@ def main(argv=None) -> int:
                                                       for s, v in results[arm][seed].items()), flush=True)
     text = document(results, counts, len(zoo), history, args.minutes, seeds, h["epochs"])
     print(text)
-    if args.write:
-        path = os.path.join(paths.DOCS, "accuracy.md")
-        doc = open(path).read()
-        if BEGIN not in doc or END not in doc:
-            raise SystemExit(f"{path} lacks the markers {BEGIN} / {END}")
-        head, rest = doc.split(BEGIN, 1)
-        with open(path, "w") as f:
-            f.write(head + BEGIN + "\n" + text + "\n" + END + rest.split(END, 1)[1])
+    report.replace_section(f"{BEGIN}\n{text}\n{END}", BEGIN, END, "Pretraining the GNN's encoder without labels",
+                           args.write, False, "pretraining")
     return 0
 
 
