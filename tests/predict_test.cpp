@@ -177,6 +177,31 @@ TEST_CASE("MIG: the smallest profile that fits with headroom and meets the laten
   CHECK(q.mig[*q.mig_recommended].name == "7g.16gb");
 }
 
+TEST_CASE("a CPU draws its idle power plus the busy cores' share of TDP - idle; without idle power, no energy") {
+  Setup s;
+  s.cat = s.cat.with_devices(nlohmann::json::parse(R"([{"id": "cpu-c", "name": "CPU C", "kind": "cpu",
+    "arch": "x86", "peak_fp32_gflops": 1000, "memory_bandwidth_gbs": 100, "cores": 8, "tdp_w": 100, "idle_w": 20}])"));
+  perfcard::PredictOptions o;
+  o.devices = {"cpu-c"};
+  o.batches = {64};
+  auto all = s.run(matmul_model(), o).rows[0];
+  o.cpu_threads = 2;
+  auto two = s.run(matmul_model(), o).rows[0];
+  REQUIRE(all.power_w);
+  REQUIRE(two.power_w);
+  // The onnxruntime entry has no dispatch cost here: the cores compute the whole wall time.
+  CHECK(*all.power_w == Approx(100));
+  CHECK(*two.power_w == Approx(20 + 80 * 2.0 / 8));
+  CHECK(*two.energy_j_per_sample == Approx(*two.power_w * two.latency_ms / 1e3 / 64));
+  o.cpu_threads = 64;  // more threads than cores: every core, no more
+  CHECK(*s.run(matmul_model(), o).rows[0].power_w == Approx(100));
+  o.devices = {"cpu-b"};  // a TDP but no idle power
+  auto b = s.run(matmul_model(), o).rows[0];
+  CHECK_FALSE(b.power_w);
+  CHECK_FALSE(b.energy_j_per_sample);
+  CHECK_THAT(b.warnings, Catch::VectorContains(std::string("no TDP or idle power for cpu-b: energy not predicted")));
+}
+
 TEST_CASE("CPUs take their own runtime and default to fp32; unknown ids are clear errors") {
   Setup s;
   perfcard::PredictOptions o;

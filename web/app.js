@@ -613,7 +613,7 @@ function renderProvenance() {
         })))),
     doc ? h('p', {}, `Carbon: ${doc.carbon.region === 'custom' ? 'custom grid intensity' : region?.name ?? doc.carbon.region}, ${F.sig(doc.carbon.grid_g_per_kwh)} gCO₂e/kWh` +
       (region ? ` (${region.year}; ${region.source})` : '') + `; PUE ${doc.carbon.pue} (${catalog.pue_source || 'default'}).`) : null,
-    h('p', { class: 'muted', text: 'Energy = power × latency, where power = idle + (TDP − idle) × busy fraction × intensity^γ. Energy figures are not validated against measurements yet; see the accuracy page.' }),
+    h('p', { class: 'muted', text: 'Energy = power × latency, where power = idle + (TDP − idle) × busy fraction × intensity^γ on GPUs, and idle + (TDP − idle) × busy fraction × threads ÷ cores on CPUs (the package; their idle power is mostly estimated, see docs/devices.md). GPU energy is checked against ML.ENERGY on the accuracy page; CPU energy is not validated against measurements.' }),
     h('div', { id: 'eager-floor-box' }));
   eagerFloorFigures().then((f) => box.querySelector('#eager-floor-box')?.replaceChildren(eagerFloorBlock(f)));
 }

@@ -5,12 +5,17 @@
 
 namespace perfcard {
 
-std::optional<double> predict_power_w(const Device& d, const PowerConstants& c, double busy_fraction,
-                                      double intensity) {
+std::optional<double> predict_power_w(const Device& d, const PowerConstants& c, const PowerLoad& load) {
   if (!d.tdp_w.present || !d.idle_w.present) return std::nullopt;
-  const double busy = std::clamp(busy_fraction, 0.0, 1.0);
-  const double push = std::clamp(std::max(c.floor, intensity), 0.0, 1.0);
-  return d.idle_w.value + (d.tdp_w.value - d.idle_w.value) * busy * std::pow(push, c.gamma);
+  const double busy = std::clamp(load.busy_fraction, 0.0, 1.0);
+  const double dynamic = d.tdp_w.value - d.idle_w.value;
+  if (!d.is_gpu()) {
+    const double cores = d.cores.present && d.cores.value > 0 ? d.cores.value : 0;
+    const double share = load.threads > 0 && cores > 0 ? std::min(double(load.threads), cores) / cores : 1.0;
+    return d.idle_w.value + dynamic * share * busy;
+  }
+  const double push = std::clamp(std::max(c.floor, load.intensity), 0.0, 1.0);
+  return d.idle_w.value + dynamic * busy * std::pow(push, c.gamma);
 }
 
 double energy_j_per_sample(double power_w, double latency_ms, double samples) {

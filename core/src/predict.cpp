@@ -209,7 +209,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
                              "tensors the " + res.memory_protocol + " protocol does not count");
       p.device_memory_gb = d->memory_gb.present ? d->memory_gb.value : 0;
       p.fits = p.device_memory_gb <= 0 || p.memory.total() <= p.device_memory_gb * 1e9;
-      if (auto power = predict_power_w(*d, constants.power, out.busy_fraction, out.intensity)) {
+      if (auto power = predict_power_w(*d, constants.power, {out.busy_fraction, out.intensity, query.threads})) {
         p.power_w = *power;
         p.energy_j_per_sample = energy_j_per_sample(*power, p.latency_ms, double(samples));
         p.carbon_g_per_1000 = *p.energy_j_per_sample * 1000.0 / 3.6e6 * res.grid_g_per_kwh * res.pue;

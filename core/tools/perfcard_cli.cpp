@@ -300,7 +300,7 @@ int run_eval(const std::vector<std::string>& args) {
       out["predictor"] = r.predictor;
       out["version"] = r.version;
       out["baseline_ms"] = r.baseline_ms;
-      if (auto power = perfcard::predict_power_w(d, constants.power, r.busy_fraction, r.intensity)) {
+      if (auto power = perfcard::predict_power_w(d, constants.power, {r.busy_fraction, r.intensity, dq.threads})) {
         out["power_w"] = *power;
         out["energy_j_per_sample"] = perfcard::energy_j_per_sample(*power, r.latency_ms, double(samples));
       }

@@ -287,6 +287,30 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     assert.equal(await page.getAttribute('th[data-key="throughput_per_s"]', 'aria-sort'), 'ascending');
   });
 
+  test('All CPUs: energy and carbon on every CPU the catalog gives TDP and idle power, the CLI\'s numbers', { timeout: SLOW }, async () => {
+    const p = await newPage();
+    await p.goto(`${server.origin}/#example=resnet50`);
+    await ready(p, 'resnet50.onnx');
+    await p.click('#devices-box summary');
+    await p.click('button[data-pick="cpus"]');
+    await p.waitForFunction(() => [...document.querySelectorAll('#table tbody tr')].every((tr) => tr.dataset.device.startsWith('cpu-')));
+    await ready(p, 'resnet50.onnx');
+    const rows = await tableRows(p);
+    const cpus = JSON.parse(spawnSync(cli, ['devices', '--json'], { encoding: 'utf8' }).stdout).devices.filter((d) => d.kind === 'cpu');
+    assert.equal(rows.length, cpus.length, 'one row per catalog CPU');
+    assertTableEquals(rows, runCli(join(root, 'public/examples/resnet50.onnx'), ['--device', cpus.map((d) => d.id).join(','), '--batch', '1']));
+    for (const d of cpus) {
+      const r = rows.find((x) => x.device === d.id);
+      const powered = d.tdp_w !== null && d.idle_w !== null;
+      assert.equal(r.cells.energy_j_per_sample !== 'null', powered, `${d.id}: energy shown exactly when TDP and idle power are known`);
+      assert.equal(r.cells.carbon_g_per_1000 !== 'null', powered, `${d.id}: carbon likewise`);
+    }
+    assert.ok(cpus.filter((d) => d.tdp_w !== null && d.idle_w !== null).length >= 8, 'the catalog CPUs have their power');
+    await p.screenshot({ path: join(shots, 'page-cpus.png'), fullPage: false });
+    assert.deepEqual(p.errors, []);
+    await p.close();
+  });
+
   test('drop a file', { timeout: SLOW }, async () => {
     const file = join(root, 'tests/data/models/tiny_conv.onnx');
     const b64 = readFileSync(file).toString('base64');
