@@ -300,6 +300,9 @@ export interface PerfCard {
    *  the weights files' downloads. */
   loadLearnedRuntime(): Promise<void>;
   devices(): Catalog;
+  /** "This device": about half a second of measurement on this machine (it blocks its thread: call it in a
+   *  worker); the first call loads perfcard_learned.wasm, where the probe lives. */
+  probeMachine(options?: { gemmMs?: number; streamMs?: number }): Promise<MachineProbe>;
   openModel(input: ModelInput, options?: OpenOptions): Promise<OpenModel>;
   openModelSync(input: Uint8Array | ArrayBuffer | SharedArrayBuffer | ArrayBufferView): OpenModel;
 }
@@ -325,6 +328,17 @@ export function loadPredictor(bytes: Uint8Array | ArrayBuffer, fileName: string)
 
 /** The embedded device catalog, carbon regions and predictor. */
 export function devices(): Promise<Catalog>;
+
+/** What probeMachine() measured, and the extraDevices entry that stands for this machine. */
+export interface MachineProbe {
+  gemm_gflops: number;
+  stream_gbs: number;
+  elapsed_ms: number;
+  gemm_blocks: number;
+  stream_passes: number;
+  /** Predict with {extraDevices: [device], devices: ['this-device'], cpuRuntime: 'onnxruntime-web'}. */
+  device: Record<string, unknown>;
+}
 
 /** Parses a model once with the shared instance. */
 export function openModel(input: ModelInput, options?: OpenOptions): Promise<OpenModel>;

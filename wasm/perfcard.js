@@ -227,6 +227,14 @@ class LearnedRuntime {
     });
   }
 
+  /** The machine probe: its document, or a PerfCardError (it is called from JS, not from the core). */
+  probe(gemmMs, streamMs) {
+    if (this.#stopped) throw new PerfCardError({ message: this.#stopped, code: 'internal' });
+    const r = this.#mod.probeMachine(gemmMs, streamMs);
+    if (!r.ok) throw new PerfCardError(r);
+    return JSON.parse(r.json);
+  }
+
   used(handle, out) {
     out.set((this.#info.get(handle)?.used ?? []).slice(0, out.length));
   }
@@ -570,6 +578,27 @@ class PerfCard {
   /** Predicts from model bytes or a Blob/File. */
   async predict(input, options) {
     return this.#async('predictBuffer', input, options);
+  }
+
+  /**
+   * "This device": measures this machine for about half a second (an f32 matrix product in cache and a read
+   * over a buffer larger than L3, one thread), blocking the thread it runs on, so call it in a worker. The
+   * first call loads the learned predictors' runtime (perfcard_learned.wasm), where the probe lives. Resolves to
+   * {gemm_gflops, stream_gbs, elapsed_ms, gemm_blocks, stream_passes, device}: device is the extraDevices
+   * entry ("this-device", arch "browser") that predict() takes with cpuRuntime "onnxruntime-web".
+   * opts.gemmMs / opts.streamMs: the time spent on each measurement (defaults 300 / 200 ms).
+   */
+  async probeMachine(opts = {}) {
+    const ms = (v, d, what) => {
+      if (v === undefined) return d;
+      if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`${what} must be a number of milliseconds`);
+      return v;
+    };
+    const gemmMs = ms(opts.gemmMs, 300, 'gemmMs');
+    const streamMs = ms(opts.streamMs, 200, 'streamMs');
+    // The probe lives in the learned module (fetched on first use): the first download does without it.
+    await this.loadLearnedRuntime();
+    return (await this.#learned).probe(gemmMs, streamMs);
   }
 
   /** The embedded device catalog, carbon regions, runtimes and predictor (parsed once). */

@@ -63,7 +63,8 @@ let catalogLoaded;        // resolves once catalog is set and the form is built
 const catalogReady = new Promise((resolve) => { catalogLoaded = resolve; });
 let examples = [];        // examples/index.json
 let model = null;         // {name, label, fileBytes, analysis, batchSymbol, example}
-let result = null;        // {table, sweep, options}
+let result = null;        // {table, sweep, options, here}
+let probe = null;         // "this device": what probeMachine() measured in the worker (this visit only)
 let busy = false;
 let queued = false;
 
@@ -211,6 +212,7 @@ async function predict() {
   const table = predictOptions(settings, ids);
   const sweep = model.batchSymbol ? { ...table, batch: SWEEP } : null;
   const replay = replayOptions(table);
+  const here = hereOptions(table);
   setStatus('busy', 'Predicting…');
   performance.mark('perfcard:predict');
   const t0 = performance.now();
@@ -225,7 +227,7 @@ async function predict() {
       // charts when the sweep arrives.
       const r0 = performance.now();
       earlyTable = p.table;
-      result = { table: p.table, replay: p.replay, replayOptions: replay, sweep: null, options: table, ms: { table: p.ms, sweep: 0 }, pendingSweep: true, predictorNote: p.predictorNote, model: model.label };
+      result = { table: p.table, replay: p.replay, replayOptions: replay, here: p.here, hereOptions: here, sweep: null, options: table, ms: { table: p.ms, sweep: 0 }, pendingSweep: true, predictorNote: p.predictorNote, model: model.label };
       showStale(null);
       // Exports wait for the sweep: a CSV or JSON taken now would lack its batch sizes without saying so.
       $('#export-json').disabled = true;
@@ -243,9 +245,10 @@ async function predict() {
         resolve();
       }, 0));
     };
-    const r = await call('predict', { table, sweep, replay }, early);
+    const r = await call('predict', { table, sweep, replay, here }, early);
     await drawn;
-    result = { ...r, table: r.table ?? earlyTable, replay: r.table ? r.replay : result.replay, replayOptions: replay, options: table, roundTrip: performance.now() - t0, model: model.label };
+    result = { ...r, table: r.table ?? earlyTable, replay: r.table ? r.replay : result.replay, replayOptions: replay,
+      here: r.table ? r.here : result.here, hereOptions: here, options: table, roundTrip: performance.now() - t0, model: model.label };
     showError('');
     showStale(null);
     const r1 = performance.now();
@@ -291,6 +294,17 @@ function replayOptions(table) {
   return gpus.length ? { ...table, devices: gpus, runtime: REPLAY_RUNTIME, predictor: 'roofline' } : null;
 }
 
+// "This device": the visitor's machine as the probe measured it, with onnxruntime-web's wasm backend on
+// one thread (the page is not cross-origin isolated: no SharedArrayBuffer, no wasm threads), by the
+// roofline's browser family (fitted relative to the probe, docs/this-device.md). Its own prediction beside
+// the table's, so that the table stays the document `perfcard predict` prints for the catalog devices.
+const HERE_RUNTIME = 'onnxruntime-web';
+function hereOptions(table) {
+  if (!probe) return null;
+  const { runtime, ...rest } = table;
+  return { ...rest, devices: [probe.device.id], extraDevices: [probe.device], cpuRuntime: HERE_RUNTIME, threads: 1, predictor: 'roofline' };
+}
+
 function replayRow(r) {
   return result?.replay?.predictions.find((x) => x.device === r.device && x.batch === r.batch) ?? null;
 }
@@ -331,6 +345,27 @@ function styleOfDevice(id) {
 function colorOf(id) {
   return styleOfDevice(id).color;
 }
+function hereText() {
+  return `measured here: ${F.sig(probe.gemm_gflops, 3)} GFLOP/s matrix product, ${F.sig(probe.stream_gbs, 3)} GB/s memory read · ${HERE_RUNTIME}, 1 thread`;
+}
+
+// Only when asked: about half a second of measurement in the worker, then every prediction of this visit
+// has the row (not kept in the URL: a link opened elsewhere is another machine).
+async function measureHere() {
+  const b = $('#probe-device');
+  b.disabled = true;
+  setStatus('busy', 'Measuring this device (about half a second)…');
+  try {
+    probe = await call('probe');
+    b.textContent = 'Measure this device again';
+  } catch (e) {
+    showError(`This device could not be measured: ${e.message}`);
+  } finally {
+    b.disabled = false;
+  }
+  predictNow();
+}
+
 // A device's swatch: its colour, dashed for the second eight (as its line in the charts).
 function swatch(id) {
   const { color, dashed } = styleOfDevice(id);
@@ -341,7 +376,7 @@ function swatch(id) {
 }
 
 function sortedRows() {
-  const rows = [...result.table.predictions];
+  const rows = [...result.table.predictions, ...(result.here?.predictions ?? [])];
   const col = tableColumns().find((c) => c.key === settings.sort) ?? F.COLUMNS[3];
   const dir = settings.dir === 'desc' ? -1 : 1;
   rows.sort((a, b) => {
@@ -377,6 +412,7 @@ function renderTable() {
   $('#table-about').replaceChildren('Latency ± the predictor\'s held-out error for that device family, or the ensemble\'s 80% band (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
     '). Host-bound: the device computes less than half of the latency (its busy time is the kernel floor) and waits on the host issuing kernels the rest.',
     result.replay ? ` CUDA graphs: runtime ${REPLAY_RUNTIME} (CUDA graphs, torch.compile's reduce-overhead), predicted by the roofline, not fitted on measurements.` : '',
+    result.here ? ` This device: ${HERE_RUNTIME} (wasm, 1 thread) on the rates measured here, predicted by the roofline's browser family (fitted on our onnxruntime-web measurements; see the accuracy page).` : '',
     ' * = the device lacks the requested precision.');
   tbody.replaceChildren(...sortedRows().map((r) => {
     const cap = r.device_memory_gb * 1e9 / 2 ** 20;
@@ -387,8 +423,8 @@ function renderTable() {
     const warn = r.warnings.length ? h('span', { class: 'warn-dot', title: r.warnings.join('\n'), 'aria-label': `${r.warnings.length} note(s)` , text: ' ⚑' }) : null;
     return h('tr', { 'data-device': r.device, 'data-batch': r.batch, class: r.fits ? '' : 'nofit' },
       h('th', { scope: 'row', 'data-key': 'device', 'data-value': r.device },
-        swatch(r.device), r.device_name, warn,
-        h('small', { class: 'id', text: r.device })),
+        r.device === probe?.device.id ? h('span', { class: 'swatch here', 'aria-hidden': 'true' }) : swatch(r.device), r.device_name, warn,
+        h('small', { class: 'id', text: r.device === probe?.device.id ? hereText() : r.device })),
       cell('precision', r.precision, r.precision + (r.precision !== r.precision_requested ? '*' : '')),
       cell('latency_ms', r.latency_ms, F.stepText(r) ? h('span', { class: 'step', title: F.stepText(r), text: F.ms(r.latency_ms) }) : F.ms(r.latency_ms), h('small', { class: 'unc', ...F.bandText(r) }),
         F.hostBoundText(r) ? h('small', { class: 'hostbound', 'data-busy-ms': r.device_busy_ms, title: 'The runtime issues kernels from the host more slowly than the device runs them: a faster device does not help at this batch; a larger batch or graph replay does.', text: F.hostBoundText(r) }) : null),
@@ -786,6 +822,10 @@ function exportDoc() {
     sweep: result.sweep,
     // The CUDA graphs column: its own command and document (the GPUs only, by the roofline).
     replay: result.replay ? { cli: F.cliCommand(model.label, result.replayOptions), prediction: result.replay } : null,
+    // This device: the probe, the device entry it made, and the prediction (the CLI reproduces it with the
+    // entry in a file: perfcard predict MODEL --extra-devices FILE --device this-device --cpu-runtime onnxruntime-web).
+    this_device: result.here ? { probe: { gemm_gflops: probe.gemm_gflops, stream_gbs: probe.stream_gbs }, device: probe.device,
+      options: result.hereOptions, prediction: result.here } : null,
   };
 }
 
@@ -801,6 +841,7 @@ function wire() {
     if (e.target.name === 'device' || !typed(e.target)) return;
     if (readForm()) predictNow();
   });
+  $('#probe-device').addEventListener('click', measureHere);
   for (const b of document.querySelectorAll('[data-pick]')) {
     b.addEventListener('click', () => {
       const pick = b.dataset.pick;

@@ -5,12 +5,14 @@
 // Learned predictors' files are fetched when a prediction first needs them (predictors.js).
 //
 // Messages in:  {id, type: 'init'} | {id, type: 'open', file?: File|Blob, url?: string, name}
-//               | {id, type: 'predict', table: options, sweep?: options, replay?: options}
+//               | {id, type: 'predict', table: options, sweep?: options, replay?: options, here?: options}
+//               | {id, type: 'probe'}   ("this device": ~0.5 s of measurement, here in the worker)
 // Messages out: {id, type: 'progress', phase: 'download'|'copy'|'parse'|'predictor', loaded, total}
-//               | {id, type: 'progress', phase: 'table', table, replay, ms, predictorNote}   (before the sweep)
+//               | {id, type: 'progress', phase: 'table', table, replay, here, ms, predictorNote}   (before the sweep)
 //               | {id, type: 'done', result} | {id, type: 'error', error: {name, message, detail, byteOffset?}}
-//   predict's result: {name, table, replay, sweep, ms, memoryBytes, predictorNote: string|null}
+//   predict's result: {name, table, replay, here, sweep, ms, memoryBytes, predictorNote: string|null}
 //   replay: the GPUs' rows under another runtime (the page asks for CUDA graph replay beside eager), or null
+//   here: the "this device" row (the probed machine with onnxruntime-web), or null
 import { createPerfCard } from './lib/perfcard.js';
 import { withPredictors } from './predictors.js';
 
@@ -101,14 +103,21 @@ async function predict(id, msg) {
   } catch (e) {  // the companion column only: the table stands without it, and says why
     note = [note, `The CUDA graphs column could not be predicted: ${e?.message ?? e}`].filter(Boolean).join(' ');
   }
+  let here = null;
+  try {
+    here = msg.here ? model.predict(msg.here) : null;
+  } catch (e) {  // the visitor's row only: the table stands without it, and says why
+    note = [note, `This device could not be predicted: ${e?.message ?? e}`].filter(Boolean).join(' ');
+  }
   const t1 = performance.now();
   // The table goes out first, so the page can draw it while the batch sweep is computed.
-  if (msg.sweep) post({ id, type: 'progress', phase: 'table', table, replay, ms: t1 - t0, predictorNote: note });
+  if (msg.sweep) post({ id, type: 'progress', phase: 'table', table, replay, here, ms: t1 - t0, predictorNote: note });
   const sweep = msg.sweep ? model.predict({ ...msg.sweep, predictor: options.predictor }) : null;
   const t2 = performance.now();
   // With a sweep the table went out already (progress 'table'): not cloned a second time.
   return {
-    name: modelName, table: msg.sweep ? null : table, replay: msg.sweep ? null : replay, sweep, ms: { table: t1 - t0, sweep: t2 - t1 },
+    name: modelName, table: msg.sweep ? null : table, replay: msg.sweep ? null : replay, here: msg.sweep ? null : here,
+    sweep, ms: { table: t1 - t0, sweep: t2 - t1 },
     memoryBytes: card.memoryBytes, predictorNote: note,
   };
 }
@@ -125,6 +134,7 @@ self.onmessage = async ({ data: msg }) => {
       card ??= await ready;
       if (msg.type === 'init') result = { catalog: card.devices(), version: card.version };
       else if (msg.type === 'predict') result = await predict(id, msg);
+      else if (msg.type === 'probe') result = await card.probeMachine();
       else throw new Error(`unknown message type ${msg.type}`);
     }
     post({ id, type: 'done', result });

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +28,7 @@
 #include "perfcard/features.h"
 #include "perfcard/gnn_predictor.h"
 #include "perfcard/kernel_sequence.h"
+#include "perfcard/machine_probe.h"
 #include "perfcard/learned_prepared.h"
 #include "perfcard/operator_graph.h"
 #include "perfcard/op_registry.h"
@@ -87,6 +89,7 @@ int usage(std::ostream& os, int code) {
         "       perfcard eval QUERIES.jsonl [--constants FILE]   (calibration: one prediction per line)\n"
         "       perfcard features --schema [--json]   (the learned predictors' feature columns)\n"
         "       perfcard devices [--json]\n"
+        "       perfcard probe [--json] [--gemm-ms X] [--stream-ms X]   (this machine's rates, as the page measures them)\n"
         "\n"
         "  --dim NAME=VALUE  bind a symbolic input dim (e.g. --dim batch=8 --dim sequence=128);\n"
         "                    unbound dims default to 1 with a warning\n"
@@ -420,6 +423,40 @@ int run_devices(const std::vector<std::string>& args) {
   return 0;
 }
 
+// What the page's "this device" measures, natively: the same probe with a steady clock, and the device
+// entry that `predict --extra-devices` takes (with --cpu-runtime onnxruntime-web, the page's row).
+int run_probe(const std::vector<std::string>& args) {
+  auto parse_ms = [](const std::string& text, const std::string& flag) {
+    std::size_t used = 0;
+    double v = 0;
+    try { v = std::stod(text, &used); } catch (const std::exception&) { used = 0; }
+    if (used != text.size() || !std::isfinite(v)) throw perfcard::option_error(flag + " takes a number of milliseconds, not '" + text + "'");
+    return v;
+  };
+  perfcard::ProbeOptions o;
+  bool json = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") json = true;
+    else if (a == "--gemm-ms" && i + 1 < args.size()) o.gemm_ms = parse_ms(args[++i], a);
+    else if (a == "--stream-ms" && i + 1 < args.size()) o.stream_ms = parse_ms(args[++i], a);
+    else if (a == "-h" || a == "--help") return usage(std::cout, 0);
+    else { std::cerr << "perfcard: unknown option '" << a << "'\n"; return usage(std::cerr, 2); }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto now_ms = [t0] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
+  const perfcard::ProbeResult p = perfcard::probe_machine(now_ms, o);
+  if (json) {
+    nlohmann::json doc = perfcard::probe_to_json(p);
+    doc["device"] = perfcard::probe_device_entry(p, "this-device", "This machine (native probe)", "natively by perfcard probe");
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    std::cout << "f32 matrix product: " << p.gemm_gflops << " GFLOP/s (best of " << p.gemm_blocks << " blocks)\n"
+              << "memory read: " << p.stream_gbs << " GB/s (best of " << p.stream_passes << " passes)\n";
+  }
+  return 0;
+}
+
 int run_analyze(const std::vector<std::string>& args) {
   std::string path;
   std::vector<std::string> dims;
@@ -461,6 +498,7 @@ int main(int argc, char** argv) {
     if (cmd == "eval") return run_eval(args);
     if (cmd == "features") return run_features(args);
     if (cmd == "devices") return run_devices(args);
+    if (cmd == "probe") return run_probe(args);
     std::cerr << "perfcard: unknown command '" << cmd << "'\n";
     return usage(std::cerr, 2);
   } catch (const perfcard::Error& e) {

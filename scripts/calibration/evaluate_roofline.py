@@ -26,6 +26,7 @@ from scripts.roofline.whole_models import dle_rows, queries as model_queries, ti
 from scripts.roofline import energy
 from scripts.roofline.cpu_rows import help_queries, help_rows, ort_queries, ort_rows
 from scripts.roofline import mlperf_rows as mlperf
+from scripts.calibration import calibrate_browser as browser
 
 CONSTANTS = paths.ROOFLINE_JSON
 DOC = os.path.join(paths.DOCS, "accuracy.md")
@@ -44,8 +45,8 @@ def metrics(pred, meas):
             "kendall_tau": float(tau)}
 
 
-def evaluate(df, qs, group_cols, source, split_label, constants):
-    res = run_queries(qs, constants)
+def evaluate(df, qs, group_cols, source, split_label, constants, devices=None):
+    res = run_queries(qs, constants, devices=devices)
     df = df.assign(pred=[r["latency_ms"] for r in res])
     out = []
     for key, g in df.groupby(group_cols):
@@ -132,6 +133,26 @@ def cpu_section(constants):
     return rows, lines + [""]
 
 
+def browser_section(constants):
+    """Our onnxruntime-web rows (stage W's split), each predicted on its machine's probe ("this device")."""
+    if "browser" not in constants["families"]:
+        return []
+    entries = browser.probe_entries()
+    web, _ = browser.web_rows(entries)
+    with open(paths.DEVICES_JSON) as f:
+        cat = json.load(f)
+    cat["devices"] += list(entries.values())
+    rows = []
+    for split, label in (("test", "held-out families"), ("train", "in-sample (fitted)")):
+        part = web[web.split == split]
+        if len(part):
+            part = part.assign(prec=[f"fp32, 1 thread, {e}" for e in part.env])
+            r, _ = evaluate(part, browser.queries(part), ["machine_id", "prec"], "onnxruntime-web (ours, probed)", label,
+                            constants, devices=cat)
+            rows += [dict(x, precision=x.pop("prec"), device_id=x.pop("machine_id")) for x in r]
+    return rows
+
+
 def mlperf_section(constants):
     """MLPerf Inference closed-division single-accelerator rows: never fitted, another runtime (TensorRT)."""
     df = mlperf.mlperf_rows()
@@ -214,6 +235,7 @@ def main():
     cpu_rows, cpu_lines = cpu_section(constants)
     _, mlperf_lines = mlperf_section(constants)
     rows += cpu_rows
+    rows += browser_section(constants)
     table = pd.DataFrame(rows)
     energy_lines, _ = energy_section(constants)
 
@@ -222,9 +244,10 @@ def main():
         doc = json.load(f)
     acc = {}
     for fam in doc["families"]:
-        devs = [d for d, f in FAMILY.items() if f == fam] + (sorted(set(table.device_id[table.source == "onnxruntime-node CPU (ours)"])) if fam == "cpu" else [])
+        devs = [d for d, f in FAMILY.items() if f == fam] + (sorted(set(table.device_id[table.source == "onnxruntime-node CPU (ours)"])) if fam == "cpu" else []) \
+            + (sorted(set(table.device_id[table.source == "onnxruntime-web (ours, probed)"])) if fam == "browser" else [])
         for source in ("timm eager inference", "DLE eager PyTorch ResNet-50 batch 1-256", "NeuSight GEMM kernels",
-                       "onnxruntime-node CPU (ours)"):
+                       "onnxruntime-node CPU (ours)", "onnxruntime-web (ours, probed)"):
             sel = table[(table.source == source) & table.device_id.isin(devs) & ~table.split.str.startswith("in-sample")]
             if len(sel) and sel.rows.sum() >= 5:
                 mape = float((sel.mape * sel.rows).sum() / sel.rows.sum())
@@ -264,6 +287,8 @@ def main():
               "  legacy v1 table (HF runtime, no batch size or power); see the energy section.",
               "- MLPerf: only as never-fitted rows (section below): TensorRT is not a runtime PerfCard models yet.",
               "- CPUs: only the build VM is measured with onnxruntime; other catalog CPUs use its constants.",
+              "- The browser family (\"this device\"): fitted and scored on the machines whose onnxruntime-web rows",
+              "  have a probe (`data/measured/machine_probe.json`); its held-out rows are new models, not new machines.",
               "- GPUs of our own: one H200 with PyTorch 2.11 eager, fp16, batches 1 and 16 (section \"Our GPU measurements\");",
               "  no other GPU, precision, torch.compile or batch sweep yet.", "",
               ""] + l2_section(prov) + cpu_lines + mlperf_lines + energy_lines + [

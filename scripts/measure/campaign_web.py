@@ -3,6 +3,9 @@ in node and in Debian's headless Chromium, for the zoo. The companion of campaig
 same models, batches and sequences, same resumable CSV and drift marking, one thread only (more would need
 SharedArrayBuffer, i.e. a cross-origin-isolated page).
 
+Each piece first runs PerfCard's machine probe three times per environment (probe_web.py, into
+data/measured/machine_probe.json): the browser roofline family is fitted relative to it.
+
 Resumable: appends to data/measured/web_ort_wasm.csv (--csv elsewhere for trials) and skips
 configurations already measured without drift on this machine. Order: campaign.py's plan at one thread
 (by default its classic, transformer and NB201 graphs, up to --max-gflop), each configuration in node and
@@ -25,7 +28,7 @@ import time
 import onnx
 
 from scripts import paths
-from scripts.measure import campaign, machines  # campaign: constants, configuration order, materialize, the piece loop
+from scripts.measure import campaign, machines, probe_web  # campaign: constants, configuration order, materialize, the piece loop
 from scripts.measure.campaign import run_piece
 
 CSV = os.path.join(campaign.OUT_DIR, "web_ort_wasm.csv")
@@ -98,6 +101,15 @@ def main():
     todo = [c for c in configs(models, set(filter(None, args.models.split(","))), envs, args.max_gflop)
             if c not in done]
     print(f"{len(done)} configurations done on {desc['machine_id']}, {len(todo)} to go", flush=True)
+    # The browser family is fitted relative to the machine's probe (calibrate_browser.py): every piece
+    # probes the machine it measures, in each environment it measures, the environments taking turns.
+    if args.csv == CSV and todo:
+        probes = {e: [] for e in envs}
+        for _ in range(3):
+            for e in envs:
+                probes[e].append(probe_web.run_probe(e))
+        for e in envs:
+            probe_web.record(desc["machine_id"], e, probes[e])
     with campaign.Materialized() as path_of:
         def make_row(config, r):
             m, b, s, p, env = config

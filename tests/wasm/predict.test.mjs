@@ -345,6 +345,27 @@ describe('devices()', () => {
   });
 });
 
+describe('probeMachine()', () => {
+  test('measures this machine and makes the device entry predict() takes with onnxruntime-web', async () => {
+    const card = await api.createPerfCard();
+    const p = await card.probeMachine({ gemmMs: 30, streamMs: 20 });
+    assert.ok(p.gemm_gflops > 0 && p.stream_gbs > 0, JSON.stringify(p));
+    assert.ok(p.stream_passes >= 2 && p.gemm_blocks >= 1);
+    assert.equal(p.device.id, 'this-device');
+    assert.equal(p.device.arch, 'browser');
+    assert.equal(p.device.peak_fp32_gflops.value, p.gemm_gflops);
+    const model = await card.openModel(new Uint8Array(readFileSync(join(root, 'public/examples/resnet50.onnx'))));
+    const doc = model.predict({ devices: ['this-device'], extraDevices: [p.device], cpuRuntime: 'onnxruntime-web', threads: 1,
+      predictor: 'roofline', batch: [1] });
+    model.close();
+    assert.equal(doc.predictions.length, 1);
+    assert.equal(doc.predictions[0].runtime, 'onnxruntime-web');
+    assert.ok(doc.predictions[0].latency_ms > 0);
+    await assert.rejects(card.probeMachine({ gemmMs: 'long' }), { name: 'TypeError', message: /gemmMs must be a number/ });
+    await assert.rejects(card.probeMachine({ gemmMs: 1e9 }), { name: 'PerfCardError', message: /gemm_ms and stream_ms must lie in \[1, 5000\]/ });
+  });
+});
+
 describe('re-prediction speed', () => {
   test('all GPUs x 8 batch sizes on an open resnet50', async () => {
     const model = await api.openModel(resnet);

@@ -311,6 +311,36 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     await p.close();
   });
 
+  test('Measure this device: a row for this machine with onnxruntime-web, equal to the CLI given the probe\'s entry', { timeout: SLOW }, async () => {
+    const p = await newPage();
+    await p.goto(`${server.origin}/#example=resnet50`);
+    await ready(p, 'resnet50.onnx');
+    assert.equal(await p.$('#table tbody tr[data-device="this-device"]'), null, 'no row before it is asked for');
+    await p.click('#devices-box summary');
+    await p.click('#probe-device');
+    await p.waitForSelector('#table tbody tr[data-device="this-device"]', { timeout: SLOW });
+    await ready(p, 'resnet50.onnx');
+    const rows = await tableRows(p);
+    assert.equal(rows.length, 17, 'the 16 GPUs and this device');
+    const exported = await exportJson(p);
+    const here = exported.this_device;
+    assert.ok(here.probe.gemm_gflops > 0 && here.probe.stream_gbs > 0, 'the probe measured rates');
+    assert.equal(here.device.arch, 'browser');
+    assert.equal(exported.prediction.predictions.length, 16, 'the catalog table stays the CLI\'s document');
+    // The CLI, given the same entry, predicts the same row.
+    const entry = join(shots, 'this-device.json');
+    writeFileSync(entry, JSON.stringify([here.device]));
+    const doc = runCli(join(root, 'public/examples/resnet50.onnx'),
+      ['--extra-devices', entry, '--device', 'this-device', '--cpu-runtime', 'onnxruntime-web', '--threads', '1', '--predictor', 'roofline', '--batch', '1']);
+    assertSameDoc(here.prediction, doc, 'this device\'s document');
+    assertTableEquals(rows.filter((r) => r.device === 'this-device'), doc);
+    assert.match(await p.textContent('#table tbody tr[data-device="this-device"] th small.id'), /measured here: .* GFLOP\/s/);
+    await p.locator('#table tbody tr[data-device="this-device"]').scrollIntoViewIfNeeded();
+    await p.screenshot({ path: join(shots, 'page-this-device.png'), fullPage: false });
+    assert.deepEqual(p.errors, []);
+    await p.close();
+  });
+
   test('drop a file', { timeout: SLOW }, async () => {
     const file = join(root, 'tests/data/models/tiny_conv.onnx');
     const b64 = readFileSync(file).toString('base64');

@@ -16,9 +16,14 @@
 //   head(handle, embeddingPtr, width, rowPtr, n)   an embedding network's head on a feature row
 //   lastError()                            the failure of the last margin() / head() that returned NaN
 //   release(handle)
+//   probeMachine(gemmMs, streamMs)         "this device": the machine probe (perfcard/machine_probe.h) timed by
+//                                           performance.now(): {ok, json} (the probe's document with its
+//                                           device entry). Here rather than in the core's module: it runs
+//                                           only when a visitor asks, so the first download does without it
 // Failures are {ok: false, message, detail, code} as in the core's module. margin() and head() run once per
 // device row, so they return a plain number (NaN on failure, never a result) instead of an object.
 #include <emscripten/bind.h>
+#include <emscripten/emscripten.h>
 #include <emscripten/val.h>
 
 #include <cmath>
@@ -33,6 +38,7 @@
 #include <vector>
 
 #include "perfcard/error.h"
+#include "perfcard/machine_probe.h"
 #include "perfcard/native_networks.h"
 #include "perfcard/weights_file.h"
 
@@ -207,6 +213,22 @@ bool release(int handle) { return state().networks.erase(handle) != 0; }
 
 int max_embedding() { return int(kMaxEmbedding); }
 
+val probe_machine(double gemm_ms, double stream_ms) {
+  return guarded([&] {
+    perfcard::ProbeOptions o;
+    o.gemm_ms = gemm_ms;
+    o.stream_ms = stream_ms;
+    const perfcard::ProbeResult p = perfcard::probe_machine([] { return emscripten_get_now(); }, o);
+    nlohmann::json doc = perfcard::probe_to_json(p);
+    doc["device"] = perfcard::probe_device_entry(p, "this-device", "This device (browser, 1 thread)",
+                                                 "in this browser by PerfCard's page");
+    val r = val::object();
+    r.set("ok", true);
+    r.set("json", doc.dump());
+    return r;
+  });
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(perfcard_learned) {
@@ -218,4 +240,5 @@ EMSCRIPTEN_BINDINGS(perfcard_learned) {
   emscripten::function("lastError", &last_error);
   emscripten::function("release", &release);
   emscripten::function("maxEmbedding", &max_embedding);
+  emscripten::function("probeMachine", &probe_machine);
 }

@@ -1,0 +1,44 @@
+// "This device": a short measurement of the machine the code runs on, for a machine no catalog describes
+// (the visitor's own, in the page). It measures achieved rates, not peaks: a cache-resident f32 matrix
+// product (GFLOP/s) and a read over a buffer larger than any L3 (GB/s), one thread. The roofline family
+// `browser` (weights/roofline.json) holds what onnxruntime-web reaches of these rates, fitted on machines
+// where both were measured (scripts/calibration/calibrate_browser.py).
+//
+// No clock of its own: the caller passes one (the CLI a steady clock, the page performance.now()), so the
+// core stays free of platform calls.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace perfcard {
+
+struct ProbeOptions {
+  double gemm_ms = 300;          // time spent on the matrix product; more (up to 5x) while a JIT still speeds it up
+  double stream_ms = 200;        // time spent streaming, at least two passes
+  int gemm_n = 64;               // square operands: 3 x 64 x 64 x 4 B = 48 KiB, in L2 everywhere
+  double stream_mib = 64;        // larger than the L3 of the machines this runs on
+};
+
+struct ProbeResult {
+  double gemm_gflops = 0;        // best block: a busy machine slows some blocks, never speeds one up
+  double stream_gbs = 0;         // best pass
+  double elapsed_ms = 0;
+  int gemm_blocks = 0, stream_passes = 0;
+  double checksum = 0;           // keeps the work observable, so no compiler drops it
+};
+
+// Runs the two measurements; `now_ms` is a monotonic clock in milliseconds. Throws Error on options that
+// are out of range (no probe runs longer than a few seconds or allocates more than 1 GiB).
+ProbeResult probe_machine(const std::function<double()>& now_ms, const ProbeOptions& options = {});
+
+// The extraDevices entry (the catalog's schema) that stands for the probed machine: a one-core CPU of arch
+// "browser" whose fp32 peak and memory bandwidth are the probe's rates, each with its source in words.
+nlohmann::json probe_device_entry(const ProbeResult& probe, const std::string& id, const std::string& name,
+                                  const std::string& where);
+
+nlohmann::json probe_to_json(const ProbeResult& probe);
+
+}  // namespace perfcard

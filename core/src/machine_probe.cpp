@@ -1,0 +1,127 @@
+#include "perfcard/machine_probe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "perfcard/error.h"
+
+namespace perfcard {
+
+namespace {
+
+// C += A B, i-k-j order: the inner loop is a contiguous axpy the compiler vectorizes (wasm SIMD128 in the
+// page's build, the host's vector ISA natively). Not a tuned GEMM on purpose: a plain loop measures what
+// the core can do with the machine, and its ratio to onnxruntime-web's kernels is what the fit learns.
+void gemm_block(const float* __restrict a, const float* __restrict b, float* __restrict c, int n) {
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < n; ++k) {
+      const float aik = a[i * n + k];
+      const float* bk = b + k * n;
+      float* ci = c + i * n;
+      for (int j = 0; j < n; ++j) ci[j] += aik * bk[j];
+    }
+}
+
+// An integer sum: the compiler may reorder and vectorize it (a float sum's order is fixed, so it would
+// measure the latency of the adds, not the memory).
+std::uint32_t stream_pass(const std::vector<std::uint32_t>& buf) {
+  std::uint32_t s = 0;
+  for (std::uint32_t v : buf) s += v;
+  return s;
+}
+
+}  // namespace
+
+ProbeResult probe_machine(const std::function<double()>& now_ms, const ProbeOptions& o) {
+  if (!(o.gemm_ms >= 1 && o.gemm_ms <= 5000) || !(o.stream_ms >= 1 && o.stream_ms <= 5000))
+    throw option_error("probe: gemm_ms and stream_ms must lie in [1, 5000]");
+  if (o.gemm_n < 8 || o.gemm_n > 512) throw option_error("probe: gemm_n must lie in [8, 512]");
+  if (!(o.stream_mib >= 1 && o.stream_mib <= 1024)) throw option_error("probe: stream_mib must lie in [1, 1024]");
+  ProbeResult r;
+  const double start = now_ms();
+  const int n = o.gemm_n;
+  std::vector<float> a(std::size_t(n) * n), b(a.size()), c(a.size(), 0.0f);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = float(i % 7) * 0.125f - 0.375f;
+    b[i] = float(i % 5) * 0.25f - 0.5f;
+  }
+  // A block is as many products as take 5-10 ms here (the first blocks find that count); best of blocks.
+  // A clock that never advances would loop for ever: a block of the largest size timed at zero stops it.
+  constexpr int kMaxPerBlock = 1 << 12;
+  constexpr double kMinBlockMs = 2;
+  int per_block = 1;
+  const double flops_per_product = 2.0 * n * n * n;
+  double best = 0;
+  // A JIT compiles the loop again, optimized, while it runs (V8 tiers wasm up in the background), so the
+  // first few hundred milliseconds can run at a third of the final speed. The measurement goes on past
+  // its budget while the best block still improves (by 3% within the last 150 ms), up to 5x the budget.
+  const double gemm_start = now_ms();
+  double improved_at = gemm_start;
+  for (;;) {
+    const double t0 = now_ms();
+    for (int k = 0; k < per_block; ++k) gemm_block(a.data(), b.data(), c.data(), n);
+    const double dt = now_ms() - t0;
+    ++r.gemm_blocks;
+    // Only blocks long enough for the clock to resolve: a browser coarsens performance.now() (100 us in a
+    // page that is not cross-origin isolated), and a best-of over short blocks would pick a rounding error.
+    if (dt >= kMinBlockMs) {
+      const double rate = flops_per_product * per_block / (dt * 1e6);
+      if (rate > best * 1.03) improved_at = now_ms();
+      best = std::max(best, rate);
+    } else if (dt <= 0 && per_block == kMaxPerBlock) {
+      break;
+    }
+    if (dt < 5 && per_block < kMaxPerBlock) per_block *= 2;
+    const double now = now_ms();
+    if (best > 0 && now - gemm_start >= o.gemm_ms && (now - improved_at >= 150 || now - gemm_start >= 5 * o.gemm_ms)) break;
+  }
+  r.gemm_gflops = best;
+  for (float v : c) r.checksum += v;
+
+  std::vector<std::uint32_t> buf(std::size_t(o.stream_mib * 1048576.0 / sizeof(std::uint32_t)));
+  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = std::uint32_t(i & 255);
+  const double bytes = double(buf.size()) * sizeof(std::uint32_t);
+  double best_gbs = 0;
+  const double stream_end = now_ms() + o.stream_ms;
+  for (;;) {
+    const double t0 = now_ms();
+    r.checksum += stream_pass(buf);
+    const double dt = now_ms() - t0;
+    ++r.stream_passes;
+    if (dt > 0) best_gbs = std::max(best_gbs, bytes / (dt * 1e6));
+    if (r.stream_passes >= 2 && now_ms() >= stream_end) break;
+    if (r.stream_passes >= 16 && best_gbs == 0) break;  // a frozen clock: reported below
+  }
+  r.stream_gbs = best_gbs;
+  r.elapsed_ms = now_ms() - start;
+  if (!(r.gemm_gflops > 0) || !(r.stream_gbs > 0))
+    throw internal_error("probe: the clock did not advance while measuring (a coarse or frozen timer)");
+  return r;
+}
+
+nlohmann::json probe_device_entry(const ProbeResult& p, const std::string& id, const std::string& name,
+                                  const std::string& where) {
+  auto sourced = [&](double v, const std::string& what) {
+    return nlohmann::json{{"value", v}, {"source", "measured " + where + ": " + what}, {"uncertain", true}};
+  };
+  return {{"id", id},
+          {"name", name},
+          {"kind", "cpu"},
+          {"arch", "browser"},
+          {"vendor", "unknown"},
+          {"cores", nlohmann::json{{"value", 1}, {"source", "one thread: onnxruntime-web's wasm backend without "
+                                                             "SharedArrayBuffer runs single-threaded"}}},
+          {"peak_fp32_gflops", sourced(p.gemm_gflops, "f32 matrix product in cache, best of " +
+                                                          std::to_string(p.gemm_blocks) + " blocks (PerfCard's probe)")},
+          {"memory_bandwidth_gbs", sourced(p.stream_gbs, "one-thread read over a buffer larger than L3, best of " +
+                                                             std::to_string(p.stream_passes) + " passes (PerfCard's probe)")}};
+}
+
+nlohmann::json probe_to_json(const ProbeResult& p) {
+  return {{"gemm_gflops", p.gemm_gflops}, {"stream_gbs", p.stream_gbs}, {"elapsed_ms", p.elapsed_ms},
+          {"gemm_blocks", p.gemm_blocks}, {"stream_passes", p.stream_passes}};
+}
+
+}  // namespace perfcard

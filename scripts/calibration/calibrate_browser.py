@@ -1,0 +1,188 @@
+"""Stage W of the roofline calibration: the "browser" family and the onnxruntime-web runtime, for the page's
+"this device" row (docs/this-device.md).
+
+A visitor's machine has no catalog entry: the page measures it (PerfCard's probe, perfcard/machine_probe.h:
+an f32 matrix product in cache, GFLOP/s, and a one-thread read over a buffer larger than L3, GB/s) and
+predicts with a device whose fp32 peak and bandwidth are those rates and whose arch is "browser". This stage
+fits what onnxruntime-web's wasm kernels reach of the probe's rates (the family's matrix and pointwise
+efficiencies, mem_eff) and the runtime's per-kernel cost, on our onnxruntime-web rows
+(data/measured/web_ort_wasm.csv, drift-free, one thread) of machines whose probe was taken
+(data/measured/machine_probe.json), each row predicted with the probe of its own machine and environment
+(node or Chromium). Split by model family as every stage (fit on the training families, scored on the
+held-out ones). With one machine the held-out figure is for new models, not for new machines; the
+provenance says how many machines the fit saw.
+
+Run: /usr/bin/python3 -m scripts.calibration.calibrate_browser   (after stage E, calibrate_cpu.py)
+"""
+import json
+import math
+import os
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize
+
+from scripts import paths
+from scripts.calibration.calibrate_cpu import fit_sample, metrics
+from scripts.measure import probe_web
+from scripts.roofline.perfcard_eval import refresh_manifest, run_queries, write_constants
+from scripts.roofline.whole_models import family_split
+
+CONSTANTS = paths.ROOFLINE_JSON
+DEVICES = paths.DEVICES_JSON
+WEB_CSV = os.path.join(paths.MEASURED, "web_ort_wasm.csv")
+RUNTIME = "onnxruntime-web"
+FAMILY = "browser"
+
+
+def probe_id(machine_id, env):
+    return f"probe-{machine_id}-{env}"
+
+
+def probe_entries():
+    """One device per (machine, environment) with probes: the entry the page would make (same fields)."""
+    doc = probe_web.load()
+    out = {}
+    for machine_id in doc["machines"]:
+        for env, s in probe_web.summary(doc, machine_id).items():
+            out[(machine_id, env)] = {
+                "id": probe_id(machine_id, env), "name": f"{machine_id} ({env}, probed)", "kind": "cpu",
+                "arch": FAMILY, "vendor": "unknown", "cores": 1,
+                "peak_fp32_gflops": {"value": s["gemm_gflops"], "source": f"median of {s['runs']} probes"},
+                "memory_bandwidth_gbs": {"value": s["stream_gbs"], "source": f"median of {s['runs']} probes"}}
+    return out
+
+
+def web_rows(entries):
+    df = pd.read_csv(WEB_CSV)
+    counts = {"all": int(len(df))}
+    df = df[(df.drift == 0) & (df.threads == 1)].copy()
+    counts["drift_free"] = int(len(df))
+    df = df[[(m, e) in entries for m, e in zip(df.machine_id, df.env)]].copy()
+    counts["with_probe"] = int(len(df))
+    df["graph"] = df.model.map(lambda z: os.path.join(paths.ZOO_OUT, f"{z}.onnx"))
+    df = df[df.graph.map(os.path.exists)].copy()
+    counts["with_zoo_graph"] = int(len(df))
+    df["device_id"] = [probe_id(m, e) for m, e in zip(df.machine_id, df.env)]
+    df["latency_ms"] = df.median_ms
+    df["split"] = df.family.map(family_split)
+    return df.reset_index(drop=True), counts
+
+
+def queries(df):
+    qs = []
+    for g, b, s, p, d in zip(df.graph, df.batch, df.sequence, df.past_sequence, df.device_id):
+        dims = {"batch": int(b)}
+        if int(s) > 0:
+            dims["sequence"] = int(s)
+        if int(p) > 0:
+            dims["past_sequence"] = int(p)
+        qs.append({"model": g, "dims": dims, "device": d, "precision": "fp32", "runtime": RUNTIME, "threads": 1})
+    return qs
+
+
+def with_browser(doc, theta):
+    """theta: log matrix speed over the probe's, logit pointwise efficiency, logit mem_eff, log dispatch us.
+    onnxruntime-web's MLAS kernels (register-blocked, SIMD) multiply matrices several times faster than the
+    probe's plain loop, so the matrix figure is a ratio that may exceed 1: as in stage E it is split into
+    the family's clock_ratio (the smallest >= 1, scaling the probe's rate for every kernel) and an
+    efficiency <= 1; pointwise kernels get their efficiency of that scaled rate. The family starts as a
+    copy of the cpu family (k_half, tile, l2 term), the runtime as a copy of onnxruntime's (its fusions and
+    memory constants: the same graph optimizer, compiled to wasm)."""
+    d = json.loads(json.dumps(doc))
+    fam = dict(d["families"]["cpu"])
+    product = math.exp(theta[0])
+    fam["clock_ratio"] = max(1.0, product)
+    fam["gemm_eff_fp32"] = fam["conv_eff_fp32"] = product / fam["clock_ratio"]
+    fam["vector_eff"] = 1 / (1 + math.exp(-theta[1]))
+    fam["mem_eff"] = 1 / (1 + math.exp(-theta[2]))
+    d["families"][FAMILY] = fam
+    d["arch_family"][FAMILY] = FAMILY
+    rt = dict(d["runtimes"]["onnxruntime"])
+    rt["dispatch_us"] = math.exp(theta[3])
+    rt["source"] = ("fitted by scripts/calibration/calibrate_browser.py (stage W) on onnxruntime-web rows; memory "
+                    "constants copied from onnxruntime (not measured in the browser)")
+    d["runtimes"][RUNTIME] = rt
+    return d
+
+
+def main():
+    with open(CONSTANTS) as f:
+        doc = json.load(f)
+    with open(DEVICES) as f:
+        catalog = json.load(f)
+    entries = probe_entries()
+    if not entries:
+        raise SystemExit("no probes in data/measured/machine_probe.json: run scripts.measure.probe_web first")
+    cat = json.loads(json.dumps(catalog))
+    cat["devices"] += list(entries.values())
+    rows, counts = web_rows(entries)
+    train, test = rows[rows.split == "train"].reset_index(drop=True), rows[rows.split == "test"].reset_index(drop=True)
+    if len(train) < 5:
+        raise SystemExit(f"only {len(train)} drift-free onnxruntime-web training rows with a probe: measure more "
+                         "(scripts/measure/campaign_web.py)")
+    fit = fit_sample(train)
+    q_fit = queries(fit)
+
+    # Every family weighs the same: NAS-Bench-201 cells are most of the rows (small and quick to measure)
+    # and would otherwise set the constants for the models a visitor opens.
+    weight = 1.0 / fit.family.map(fit.family.value_counts()).values
+    weight /= weight.sum()
+
+    def objective(theta):
+        res = run_queries(q_fit, with_browser(doc, theta), devices=cat)
+        e = np.log(np.array([r["latency_ms"] for r in res]) / fit.latency_ms.values)
+        return float(np.sum(weight * e ** 2))
+
+    # The matrix ratio 0.01..100 (a plain loop against tuned kernels, both on the probed core).
+    bounds = [(math.log(1e-2), math.log(100.0)), (-7.0, 7.0), (-7.0, 7.0), (math.log(0.01), math.log(1e4))]
+    opt = None
+    for x0 in ([math.log(1.0), 0.0, 0.0, math.log(5.0)], [math.log(5.0), -1.0, 1.0, math.log(20.0)]):
+        o = minimize(objective, np.array(x0), method="Nelder-Mead", bounds=bounds,
+                     options={"maxiter": 600, "xatol": 1e-3, "fatol": 1e-7})
+        if opt is None or o.fun < opt.fun:
+            opt = o
+    fitted = with_browser(doc, opt.x)
+
+    def score(df):
+        if not len(df):
+            return None
+        res = run_queries(queries(df), fitted, devices=cat)
+        out = metrics([r["latency_ms"] for r in res], df.latency_ms)
+        out["by_env"] = {env: metrics([r["latency_ms"] for r, e in zip(res, df.env) if e == env],
+                                      df.latency_ms[df.env == env]) for env in sorted(df.env.unique())}
+        return out
+
+    prov = json.loads(fitted["provenance"])
+    prov["browser"] = "stage W (scripts/calibration/calibrate_browser.py): onnxruntime-web relative to the probe; see stage_w"
+    prov["stage_w"] = {
+        "script": "scripts/calibration/calibrate_browser.py",
+        "source": "data/measured/web_ort_wasm.csv (drift-free, 1 thread) and data/measured/machine_probe.json",
+        "machines": sorted({m for m, _ in entries if m in set(rows.machine_id)}),
+        "rows": counts,
+        "split": "by model family (sha1 hash, as every stage): fitted on the training families, scored on the others",
+        "train_rows": int(len(train)), "fit_rows": int(len(fit)),
+        "train_families": sorted(train.family.unique().tolist()),
+        "held_out_families": sorted(test.family.unique().tolist()),
+        "fitted": {k: round(fitted["families"][FAMILY][k], 4) for k in ("clock_ratio", "gemm_eff_fp32", "vector_eff", "mem_eff")}
+                  | {"onnxruntime_web_dispatch_us": round(fitted["runtimes"][RUNTIME]["dispatch_us"], 3)},
+        "relative_to": "the probe's rates, not datasheet peaks: peak_fp32_gflops = the probe's matrix product, "
+                       "memory_bandwidth_gbs = its read rate",
+        "weighting": "each training family weighs the same in the fit (its rows share 1 / families)",
+        "train_rmse_log": round(math.sqrt(opt.fun), 4),
+        "in_sample": score(train),
+        "held_out": score(test),
+    }
+    fitted["provenance"] = json.dumps(prov, sort_keys=True)
+    held = prov["stage_w"]["held_out"]
+    if held:
+        fitted.setdefault("accuracy", {})[FAMILY] = {
+            "mape": held["mape"], "rows": held["rows"],
+            "source": "held-out families of our onnxruntime-web rows, one machine (stage W)"}
+    write_constants(fitted, CONSTANTS)
+    print(json.dumps(prov["stage_w"], indent=1))
+    refresh_manifest()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""probe_web's record keeps every run per machine and environment, and its summary is their median (what
+calibrate_browser.py predicts each row with)."""
+import json
+import os
+import tempfile
+import unittest
+
+from scripts.measure import probe_web
+
+
+class ProbeRecordTest(unittest.TestCase):
+    def test_runs_accumulate_and_the_summary_is_their_median(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "machine_probe.json")
+            probe_web.record("m1", "node", [{"gemm_gflops": 4.0, "stream_gbs": 9.0}, {"gemm_gflops": 6.0, "stream_gbs": 7.0}], path)
+            s = probe_web.record("m1", "node", [{"gemm_gflops": 5.5, "stream_gbs": 8.0, "runtime": "node v20"}], path)
+            self.assertEqual(s["node"], {"gemm_gflops": 5.5, "stream_gbs": 8.0, "runs": 3})
+            s = probe_web.record("m1", "chromium", [{"gemm_gflops": 3.0, "stream_gbs": 9.5}], path)
+            self.assertEqual(set(s), {"node", "chromium"}, "environments are kept apart")
+            probe_web.record("m2", "node", [{"gemm_gflops": 20.0, "stream_gbs": 30.0}], path)
+            doc = probe_web.load(path)
+            self.assertEqual(probe_web.summary(doc, "m1")["chromium"]["gemm_gflops"], 3.0, "machines are kept apart")
+            self.assertEqual(probe_web.summary(doc, "m3"), {})
+            with open(path) as f:
+                self.assertEqual(len(json.load(f)["machines"]["m1"]["node"]["runs"]), 3)
+
+    def test_a_missing_file_is_an_empty_record(self):
+        self.assertEqual(probe_web.load("/nonexistent/machine_probe.json"), {"machines": {}})
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,75 @@
+// "This device": the probe measures positive rates within its time budget, stops on a frozen clock instead
+// of spinning, refuses absurd options, and its device entry is a catalog entry the predictor accepts.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+
+#include "perfcard/device.h"
+#include "perfcard/error.h"
+#include "perfcard/machine_probe.h"
+
+namespace {
+
+double steady_ms() {
+  static const auto t0 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+perfcard::ProbeOptions quick() {
+  perfcard::ProbeOptions o;
+  o.gemm_ms = 20;
+  o.stream_ms = 10;
+  o.stream_mib = 4;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("the probe measures positive rates within its budget") {
+  const auto p = perfcard::probe_machine(steady_ms, quick());
+  CHECK(p.gemm_gflops > 0.01);
+  CHECK(p.gemm_gflops < 10000);  // a 64^3 product loop: far below any machine's peak x 100
+  CHECK(p.stream_gbs > 0.01);
+  CHECK(p.stream_gbs < 100000);
+  CHECK(p.gemm_blocks >= 1);
+  CHECK(p.stream_passes >= 2);
+  // The budget is 30 ms of measuring plus the setup (a 4 MiB buffer) and one overrunning block or pass;
+  // under sanitizers or a loaded machine far slower, so the bound is loose: what it catches is a loop that
+  // ignores the clock.
+  CHECK(p.elapsed_ms < 5000);
+}
+
+TEST_CASE("a frozen clock is an error, not a hang") {
+  CHECK_THROWS_WITH(perfcard::probe_machine([] { return 42.0; }, quick()),
+                    Catch::Contains("the clock did not advance"));
+}
+
+TEST_CASE("probe options out of range are refused by name") {
+  auto o = quick();
+  o.gemm_ms = 1e9;
+  CHECK_THROWS_WITH(perfcard::probe_machine(steady_ms, o), Catch::Contains("gemm_ms and stream_ms"));
+  o = quick();
+  o.stream_mib = 1e6;
+  CHECK_THROWS_WITH(perfcard::probe_machine(steady_ms, o), Catch::Contains("stream_mib"));
+  o = quick();
+  o.gemm_n = 4;
+  CHECK_THROWS_WITH(perfcard::probe_machine(steady_ms, o), Catch::Contains("gemm_n"));
+}
+
+TEST_CASE("the probe's device entry is a one-core browser CPU with the measured rates") {
+  perfcard::ProbeResult p;
+  p.gemm_gflops = 12.5;
+  p.stream_gbs = 7.25;
+  p.gemm_blocks = 30;
+  p.stream_passes = 20;
+  const auto entry = perfcard::probe_device_entry(p, "this-device", "This device", "in a test");
+  const auto cat = perfcard::DeviceCatalog::parse(R"({"schema_version": 1, "devices": []})")
+                       .with_devices(nlohmann::json::array({entry}));
+  const perfcard::Device& d = cat.get("this-device");
+  CHECK(d.kind == "cpu");
+  CHECK(d.arch == "browser");
+  CHECK(d.cores.value == 1);
+  CHECK(d.peak(perfcard::Precision::FP32) == Approx(12.5e-3));  // TFLOP/s, as every catalog peak
+  CHECK(d.memory_bandwidth_gbs.value == Approx(7.25));
+  CHECK(d.peak_fp32_gflops.source.find("best of 30 blocks") != std::string::npos);
+}
