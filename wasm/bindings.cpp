@@ -16,6 +16,8 @@
 //                                          which perfcard.js instantiates first
 //   verifyPredictor(ptr, len, name)        the manifest's check alone, which perfcard.js runs before it
 //                                          fetches that runtime: {ok}
+//   probeDeviceEntry(gemm, stream, blocks, passes)   "this device": the extraDevices entry of what the
+//                                          learned module's probe measured (perfcard/machine_probe.h)
 // Results are plain JS objects:
 //   {ok: true,  ptr, length}: the document (UTF-8, as the CLI prints it) in wasm memory until
 //                                          releaseDocument() (openModel: {ok: true, handle})
@@ -45,6 +47,7 @@
 #include "perfcard/catalog_json.h"
 #include "perfcard/device.h"
 #include "perfcard/embedded.h"
+#include "perfcard/machine_probe.h"
 #include "perfcard/error.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/options.h"
@@ -222,6 +225,18 @@ val verify_predictor_buffer(std::uintptr_t data_ptr, std::size_t size, const std
   });
 }
 
+val probe_device_entry(double gemm_gflops, double stream_gbs, int gemm_blocks, int stream_passes) {
+  return guarded([&] {
+    perfcard::ProbeResult p;
+    p.gemm_gflops = gemm_gflops;
+    p.stream_gbs = stream_gbs;
+    p.gemm_blocks = gemm_blocks;
+    p.stream_passes = stream_passes;
+    return success(perfcard::probe_device_entry(p, "this-device", "This device (browser, 1 thread)",
+                                                "in this browser by PerfCard's page"));
+  });
+}
+
 val devices_doc() {
   return guarded([&] { return success(devices_json()); });
 }
@@ -243,6 +258,7 @@ EMSCRIPTEN_BINDINGS(perfcard) {
   emscripten::function("closeModel", &close_model);
   emscripten::function("openModelCount", &open_model_count);
   emscripten::function("devicesJson", &devices_doc);
+  emscripten::function("probeDeviceEntry", &probe_device_entry);
   emscripten::function("loadPredictor", &load_predictor_buffer);
   emscripten::function("verifyPredictor", &verify_predictor_buffer);
   emscripten::function("predictSchemaVersion", &predict_schema_version);

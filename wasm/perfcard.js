@@ -227,12 +227,13 @@ class LearnedRuntime {
     });
   }
 
-  /** The machine probe: its document, or a PerfCardError (it is called from JS, not from the core). */
+  /** The machine probe's rates, or a PerfCardError (it is called from JS, not from the core). */
   probe(gemmMs, streamMs) {
     if (this.#stopped) throw new PerfCardError({ message: this.#stopped, code: 'internal' });
     const r = this.#mod.probeMachine(gemmMs, streamMs);
     if (!r.ok) throw new PerfCardError(r);
-    return JSON.parse(r.json);
+    const { ok, ...rates } = r;
+    return rates;
   }
 
   used(handle, out) {
@@ -597,8 +598,10 @@ class PerfCard {
     const gemmMs = ms(opts.gemmMs, 300, 'gemmMs');
     const streamMs = ms(opts.streamMs, 200, 'streamMs');
     // The probe lives in the learned module (fetched on first use): the first download does without it.
+    // The core writes the device entry, as the CLI's probe does.
     await this.loadLearnedRuntime();
-    return (await this.#learned).probe(gemmMs, streamMs);
+    const r = (await this.#learned).probe(gemmMs, streamMs);
+    return { ...r, device: this._call('probeDeviceEntry', r.gemm_gflops, r.stream_gbs, r.gemm_blocks, r.stream_passes) };
   }
 
   /** The embedded device catalog, carbon regions, runtimes and predictor (parsed once). */

@@ -300,7 +300,7 @@ function replayOptions(table) {
 // the table's, so that the table stays the document `perfcard predict` prints for the catalog devices.
 const HERE_RUNTIME = 'onnxruntime-web';
 function hereOptions(table) {
-  if (!probe) return null;
+  if (!probe || settings.mode !== 'inference') return null;  // onnxruntime-web runs inference only
   const { runtime, ...rest } = table;
   return { ...rest, devices: [probe.device.id], extraDevices: [probe.device], cpuRuntime: HERE_RUNTIME, threads: 1, predictor: 'roofline' };
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "perfcard/error.h"
+#include "json_writer.h"
 
 namespace perfcard {
 
@@ -101,27 +102,24 @@ ProbeResult probe_machine(const std::function<double()>& now_ms, const ProbeOpti
   return r;
 }
 
-nlohmann::json probe_device_entry(const ProbeResult& p, const std::string& id, const std::string& name,
-                                  const std::string& where) {
-  auto sourced = [&](double v, const std::string& what) {
-    return nlohmann::json{{"value", v}, {"source", "measured " + where + ": " + what}, {"uncertain", true}};
+std::string probe_device_entry(const ProbeResult& p, const std::string& id, const std::string& name,
+                               const std::string& where) {
+  JsonWriter w;
+  auto sourced = [&](const char* key, double v, const std::string& what) {
+    w.key(key).begin_object().field("source", "measured " + where + ": " + what).field("uncertain", true).field("value", v).end();
   };
-  return {{"id", id},
-          {"name", name},
-          {"kind", "cpu"},
-          {"arch", "browser"},
-          {"vendor", "unknown"},
-          {"cores", nlohmann::json{{"value", 1}, {"source", "one thread: onnxruntime-web's wasm backend without "
-                                                             "SharedArrayBuffer runs single-threaded"}}},
-          {"peak_fp32_gflops", sourced(p.gemm_gflops, "f32 matrix product in cache, best of " +
-                                                          std::to_string(p.gemm_blocks) + " blocks (PerfCard's probe)")},
-          {"memory_bandwidth_gbs", sourced(p.stream_gbs, "one-thread read over a buffer larger than L3, best of " +
-                                                             std::to_string(p.stream_passes) + " passes (PerfCard's probe)")}};
-}
-
-nlohmann::json probe_to_json(const ProbeResult& p) {
-  return {{"gemm_gflops", p.gemm_gflops}, {"stream_gbs", p.stream_gbs}, {"elapsed_ms", p.elapsed_ms},
-          {"gemm_blocks", p.gemm_blocks}, {"stream_passes", p.stream_passes}};
+  w.begin_object().field("arch", "browser");
+  w.key("cores").begin_object()
+      .field("source", "one thread: onnxruntime-web's wasm backend without SharedArrayBuffer runs single-threaded")
+      .field("value", 1).end();
+  w.field("id", id).field("kind", "cpu");
+  sourced("memory_bandwidth_gbs", p.stream_gbs, "one-thread read over a buffer larger than L3, best of " +
+                                                    std::to_string(p.stream_passes) + " passes (PerfCard's probe)");
+  w.field("name", name);
+  sourced("peak_fp32_gflops", p.gemm_gflops, "f32 matrix product in cache, best of " + std::to_string(p.gemm_blocks) +
+                                                 " blocks (PerfCard's probe)");
+  w.field("vendor", "unknown").end();
+  return w.take();
 }
 
 }  // namespace perfcard

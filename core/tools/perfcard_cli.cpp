@@ -447,8 +447,10 @@ int run_probe(const std::vector<std::string>& args) {
   auto now_ms = [t0] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
   const perfcard::ProbeResult p = perfcard::probe_machine(now_ms, o);
   if (json) {
-    nlohmann::json doc = perfcard::probe_to_json(p);
-    doc["device"] = perfcard::probe_device_entry(p, "this-device", "This machine (native probe)", "natively by perfcard probe");
+    nlohmann::json doc = {{"gemm_gflops", p.gemm_gflops}, {"stream_gbs", p.stream_gbs}, {"elapsed_ms", p.elapsed_ms},
+                          {"gemm_blocks", p.gemm_blocks}, {"stream_passes", p.stream_passes}};
+    doc["device"] = nlohmann::json::parse(
+        perfcard::probe_device_entry(p, "this-device", "This machine (native probe)", "natively by perfcard probe"));
     std::cout << doc.dump(2) << "\n";
   } else {
     std::cout << "f32 matrix product: " << p.gemm_gflops << " GFLOP/s (best of " << p.gemm_blocks << " blocks)\n"

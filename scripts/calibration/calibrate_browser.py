@@ -12,6 +12,9 @@ efficiencies, mem_eff) and the runtime's per-kernel cost, on our onnxruntime-web
 held-out ones). With one machine the held-out figure is for new models, not for new machines; the
 provenance says how many machines the fit saw.
 
+Writes weights/roofline.json (the family, the runtime, accuracy["browser"], provenance.stage_w) and its
+section of docs/accuracy.md (between <!-- browser:begin --> and <!-- browser:end -->).
+
 Run: /usr/bin/python3 -m scripts.calibration.calibrate_browser   (after stage E, calibrate_cpu.py)
 """
 import json
@@ -27,6 +30,7 @@ from scripts.calibration.calibrate_cpu import fit_sample, metrics
 from scripts.measure import probe_web
 from scripts.roofline.perfcard_eval import refresh_manifest, run_queries, write_constants
 from scripts.roofline.whole_models import family_split
+from scripts.training.report import replace_section
 
 CONSTANTS = paths.ROOFLINE_JSON
 DEVICES = paths.DEVICES_JSON
@@ -180,8 +184,39 @@ def main():
             "mape": held["mape"], "rows": held["rows"],
             "source": "held-out families of our onnxruntime-web rows, one machine (stage W)"}
     write_constants(fitted, CONSTANTS)
+    replace_section(section(prov["stage_w"]), BEGIN, END, HEADING, update=True, check=False, what="browser")
     print(json.dumps(prov["stage_w"], indent=1))
     refresh_manifest()
+
+
+BEGIN, END = "<!-- browser:begin -->", "<!-- browser:end -->"
+HEADING = "This device: onnxruntime-web in the browser (stage W)"
+
+
+def section(w):
+    """docs/accuracy.md's figures of the "this device" row, from stage W's provenance."""
+    f = w["fitted"]
+    lines = [BEGIN,
+             "Written by `/usr/bin/python3 -m scripts.calibration.calibrate_browser`. The page's \"Measure this device\" row",
+             "predicts onnxruntime-web (wasm, one thread) on the visitor's machine from PerfCard's probe of it (an f32",
+             "matrix product and a memory read; [this-device.md](this-device.md)), with the roofline's `browser` family.",
+             f"Rows: our drift-free onnxruntime-web measurements of machines with a probe ({', '.join(w['machines'])}),",
+             "each predicted with its own machine's and environment's probe; split by model family, each training",
+             "family weighing the same in the fit.", "",
+             "| split | environment | rows | MAPE | median APE | Kendall tau |", "|---|---|---:|---:|---:|---:|"]
+    for label, key in (("held-out families", "held_out"), ("in-sample (fitted)", "in_sample")):
+        m = w[key]
+        if not m:
+            continue
+        for env, e in sorted(m["by_env"].items()):
+            lines.append(f"| {label} | {env} | {e['rows']} | {e['mape']:.1%} | {e['median_ape']:.1%} | {e['kendall_tau']:.2f} |")
+        lines.append(f"| {label} | both | {m['rows']} | {m['mape']:.1%} | {m['median_ape']:.1%} | {m['kendall_tau']:.2f} |")
+    lines += ["", f"Training families: {', '.join(w['train_families'])}; held out: {', '.join(w['held_out_families'])}.",
+              f"Fitted: onnxruntime-web's matrix kernels at {f['clock_ratio']:.2f}x the probe's matrix rate, pointwise",
+              f"kernels at {f['vector_eff']:.2f} of that, memory at {f['mem_eff']:.2f} of the probe's read rate,",
+              f"{f['onnxruntime_web_dispatch_us']:.2f} µs per kernel. One machine: the held-out rows are new models, not new",
+              "machines or browsers.", END]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -17,9 +17,10 @@
 //   lastError()                            the failure of the last margin() / head() that returned NaN
 //   release(handle)
 //   probeMachine(gemmMs, streamMs)         "this device": the machine probe (perfcard/machine_probe.h) timed by
-//                                           performance.now(): {ok, json} (the probe's document with its
-//                                           device entry). Here rather than in the core's module: it runs
-//                                           only when a visitor asks, so the first download does without it
+//                                           performance.now(): {ok, gemm_gflops, stream_gbs, elapsed_ms,
+//                                           gemm_blocks, stream_passes}. Here rather than in the core's module:
+//                                           it runs only when a visitor asks, so the first download does
+//                                           without it; the core's module writes the device entry
 // Failures are {ok: false, message, detail, code} as in the core's module. margin() and head() run once per
 // device row, so they return a plain number (NaN on failure, never a result) instead of an object.
 #include <emscripten/bind.h>
@@ -219,12 +220,13 @@ val probe_machine(double gemm_ms, double stream_ms) {
     o.gemm_ms = gemm_ms;
     o.stream_ms = stream_ms;
     const perfcard::ProbeResult p = perfcard::probe_machine([] { return emscripten_get_now(); }, o);
-    nlohmann::json doc = perfcard::probe_to_json(p);
-    doc["device"] = perfcard::probe_device_entry(p, "this-device", "This device (browser, 1 thread)",
-                                                 "in this browser by PerfCard's page");
     val r = val::object();
     r.set("ok", true);
-    r.set("json", doc.dump());
+    r.set("gemm_gflops", p.gemm_gflops);
+    r.set("stream_gbs", p.stream_gbs);
+    r.set("elapsed_ms", p.elapsed_ms);
+    r.set("gemm_blocks", p.gemm_blocks);
+    r.set("stream_passes", p.stream_passes);
     return r;
   });
 }

@@ -11,8 +11,6 @@
 #include <functional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 namespace perfcard {
 
 struct ProbeOptions {
@@ -34,11 +32,10 @@ struct ProbeResult {
 // are out of range (no probe runs longer than a few seconds or allocates more than 1 GiB).
 ProbeResult probe_machine(const std::function<double()>& now_ms, const ProbeOptions& options = {});
 
-// The extraDevices entry (the catalog's schema) that stands for the probed machine: a one-core CPU of arch
-// "browser" whose fp32 peak and memory bandwidth are the probe's rates, each with its source in words.
-nlohmann::json probe_device_entry(const ProbeResult& probe, const std::string& id, const std::string& name,
-                                  const std::string& where);
-
-nlohmann::json probe_to_json(const ProbeResult& probe);
+// The extraDevices entry (the catalog's schema) that stands for the probed machine, as JSON text: a one-core
+// CPU of arch "browser" whose fp32 peak and memory bandwidth are the probe's rates, each with its source in
+// words. Written with JsonWriter: the page's module carries it, and a tree of nlohmann objects costs it KBs.
+std::string probe_device_entry(const ProbeResult& probe, const std::string& id, const std::string& name,
+                               const std::string& where);
 
 }  // namespace perfcard
