@@ -363,7 +363,8 @@ async function measureHere() {
   } finally {
     b.disabled = false;
   }
-  predictNow();
+  if (model) predictNow();
+  else setStatus('idle', probe ? 'This device is measured: open a model to see its row.' : 'Open a model or pick an example.');
 }
 
 // A device's swatch: its colour, dashed for the second eight (as its line in the charts).
