@@ -29,27 +29,6 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-// A number as the CLI reads its flag: a JSON number, or text that is one number and nothing else.
-double number_option(const json& v, const std::string& key, const std::string& flag) {
-  double x = 0;
-  if (v.is_number()) {
-    x = v.get<double>();
-  } else if (v.is_string()) {
-    const std::string s = v.get<std::string>();
-    try {
-      std::size_t used = 0;
-      x = std::stod(s, &used);
-      if (used != s.size()) throw std::invalid_argument("trailing text");
-    } catch (const std::exception&) {
-      throw option_error(flag + " expects a number, got '" + s + "'");
-    }
-  } else {
-    throw option_error("option '" + key + "' must be a number");
-  }
-  if (!std::isfinite(x)) throw option_error(flag + " expects a finite number, got " + v.dump());
-  return x;
-}
-
 // A whole number in [lo, hi]: 1.5 or 1e300 is refused, never rounded or wrapped into something else.
 std::int64_t whole_option(const json& v, const std::string& key, const std::string& flag, std::int64_t lo,
                           std::int64_t hi) {
@@ -94,6 +73,26 @@ json parse_text(std::string_view text) {
 }
 
 }  // namespace
+
+double number_option(const nlohmann::json& v, const std::string& key, const std::string& flag) {
+  double x = 0;
+  if (v.is_number()) {
+    x = v.get<double>();
+  } else if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    try {
+      std::size_t used = 0;
+      x = std::stod(s, &used);
+      if (used != s.size()) throw std::invalid_argument("trailing text");
+    } catch (const std::exception&) {
+      throw option_error(flag + " expects a number, got '" + s + "'");
+    }
+  } else {
+    throw option_error("option '" + key + "' must be a number");
+  }
+  if (!std::isfinite(x)) throw option_error(flag + " expects a finite number, got " + v.dump());
+  return x;
+}
 
 AnalyzeRequest analyze_options_from_json(const json& j) {
   AnalyzeRequest r;

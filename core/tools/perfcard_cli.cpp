@@ -426,20 +426,13 @@ int run_devices(const std::vector<std::string>& args) {
 // What the page's "this device" measures, natively: the same probe with a steady clock, and the device
 // entry that `predict --extra-devices` takes (with --cpu-runtime onnxruntime-web, the page's row).
 int run_probe(const std::vector<std::string>& args) {
-  auto parse_ms = [](const std::string& text, const std::string& flag) {
-    std::size_t used = 0;
-    double v = 0;
-    try { v = std::stod(text, &used); } catch (const std::exception&) { used = 0; }
-    if (used != text.size() || !std::isfinite(v)) throw perfcard::option_error(flag + " takes a number of milliseconds, not '" + text + "'");
-    return v;
-  };
   perfcard::ProbeOptions o;
   bool json = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") json = true;
-    else if (a == "--gemm-ms" && i + 1 < args.size()) o.gemm_ms = parse_ms(args[++i], a);
-    else if (a == "--stream-ms" && i + 1 < args.size()) o.stream_ms = parse_ms(args[++i], a);
+    else if (a == "--gemm-ms" && i + 1 < args.size()) o.gemm_ms = perfcard::number_option(args[++i], "gemm_ms", a);
+    else if (a == "--stream-ms" && i + 1 < args.size()) o.stream_ms = perfcard::number_option(args[++i], "stream_ms", a);
     else if (a == "-h" || a == "--help") return usage(std::cout, 0);
     else { std::cerr << "perfcard: unknown option '" << a << "'\n"; return usage(std::cerr, 2); }
   }

@@ -366,6 +366,20 @@ describe('probeMachine()', () => {
   });
 });
 
+describe('perfcard probe', () => {
+  test('prints the rates and the same kind of entry; a bad flag value is named', { skip: noCli }, () => {
+    const r = spawnSync(cli, ['probe', '--json', '--gemm-ms', '20', '--stream-ms', '10'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const doc = JSON.parse(r.stdout);
+    assert.ok(doc.gemm_gflops > 0 && doc.stream_gbs > 0);
+    assert.equal(doc.device.arch, 'browser');
+    assert.equal(doc.device.peak_fp32_gflops.value, doc.gemm_gflops);
+    const bad = spawnSync(cli, ['probe', '--gemm-ms', 'abc'], { encoding: 'utf8' });
+    assert.equal(bad.status, 1);
+    assert.equal(bad.stderr.trim(), "perfcard: error: --gemm-ms expects a number, got 'abc'");
+  });
+});
+
 describe('re-prediction speed', () => {
   test('all GPUs x 8 batch sizes on an open resnet50', async () => {
     const model = await api.openModel(resnet);

@@ -31,4 +31,8 @@ PredictOptions predict_options_from_json(const nlohmann::json& j);
 AnalyzeRequest analyze_options_from_text(std::string_view text);
 PredictOptions predict_options_from_text(std::string_view text);
 
+// A number as the CLI reads its flags (and the options above their values): a JSON number, or text that is
+// one finite number and nothing else; otherwise an Error naming `flag` (or `key`, for a value of another type).
+double number_option(const nlohmann::json& v, const std::string& key, const std::string& flag);
+
 }  // namespace perfcard
