@@ -28,6 +28,7 @@ from scipy.optimize import minimize
 from scripts import paths
 from scripts.calibration.calibrate_cpu import fit_sample, metrics
 from scripts.measure import probe_web
+from scripts.roofline.cpu_rows import ort_queries
 from scripts.roofline.perfcard_eval import refresh_manifest, run_queries, write_constants
 from scripts.roofline.whole_models import family_split
 from scripts.training.report import replace_section
@@ -57,6 +58,14 @@ def probe_entries():
     return out
 
 
+def probed_catalog(entries):
+    """weights/devices.json with the probed machines' entries added (what `perfcard eval --devices` reads)."""
+    with open(DEVICES) as f:
+        cat = json.load(f)
+    cat["devices"] += list(entries.values())
+    return cat
+
+
 def web_rows(entries):
     df = pd.read_csv(WEB_CSV)
     counts = {"all": int(len(df))}
@@ -74,15 +83,7 @@ def web_rows(entries):
 
 
 def queries(df):
-    qs = []
-    for g, b, s, p, d in zip(df.graph, df.batch, df.sequence, df.past_sequence, df.device_id):
-        dims = {"batch": int(b)}
-        if int(s) > 0:
-            dims["sequence"] = int(s)
-        if int(p) > 0:
-            dims["past_sequence"] = int(p)
-        qs.append({"model": g, "dims": dims, "device": d, "precision": "fp32", "runtime": RUNTIME, "threads": 1})
-    return qs
+    return ort_queries(df, runtime=RUNTIME)
 
 
 def with_browser(doc, theta):
@@ -113,13 +114,10 @@ def with_browser(doc, theta):
 def main():
     with open(CONSTANTS) as f:
         doc = json.load(f)
-    with open(DEVICES) as f:
-        catalog = json.load(f)
     entries = probe_entries()
     if not entries:
         raise SystemExit("no probes in data/measured/machine_probe.json: run scripts.measure.probe_web first")
-    cat = json.loads(json.dumps(catalog))
-    cat["devices"] += list(entries.values())
+    cat = probed_catalog(entries)
     rows, counts = web_rows(entries)
     train, test = rows[rows.split == "train"].reset_index(drop=True), rows[rows.split == "test"].reset_index(drop=True)
     if len(train) < 5:

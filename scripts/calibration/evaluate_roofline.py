@@ -139,9 +139,7 @@ def browser_section(constants):
         return []
     entries = browser.probe_entries()
     web, _ = browser.web_rows(entries)
-    with open(paths.DEVICES_JSON) as f:
-        cat = json.load(f)
-    cat["devices"] += list(entries.values())
+    cat = browser.probed_catalog(entries)
     rows = []
     for split, label in (("test", "held-out families"), ("train", "in-sample (fitted)")):
         part = web[web.split == split]

@@ -102,14 +102,9 @@ def main():
             if c not in done]
     print(f"{len(done)} configurations done on {desc['machine_id']}, {len(todo)} to go", flush=True)
     # The browser family is fitted relative to the machine's probe (calibrate_browser.py): every piece
-    # probes the machine it measures, in each environment it measures, the environments taking turns.
+    # probes the machine it measures, in each environment it measures.
     if args.csv == CSV and todo:
-        probes = {e: [] for e in envs}
-        for _ in range(3):
-            for e in envs:
-                probes[e].append(probe_web.run_probe(e))
-        for e in envs:
-            probe_web.record(desc["machine_id"], e, probes[e])
+        probe_web.probe_and_record(desc["machine_id"], envs, 3)
     with campaign.Materialized() as path_of:
         def make_row(config, r):
             m, b, s, p, env = config

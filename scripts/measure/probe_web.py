@@ -59,6 +59,19 @@ def summary(doc: dict, machine_id: str) -> dict:
     return out
 
 
+def probe_and_record(machine_id: str, envs, runs: int, path: str = PATH) -> dict:
+    """`runs` probes per environment, the environments taking turns (a slow spell of the machine hits both),
+    recorded; returns the machine's summary."""
+    got = {e: [] for e in envs}
+    for _ in range(runs):
+        for e in envs:
+            got[e].append(run_probe(e))
+    s = {}
+    for e in envs:
+        s = record(machine_id, e, got[e], path)
+    return s
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
@@ -68,12 +81,7 @@ def main():
     envs = [e for e in args.env.split(",") if e]
     if any(e not in ENVS for e in envs):
         ap.error(f"--env takes {', '.join(ENVS)}")
-    runs = {e: [] for e in envs}
-    for _ in range(args.runs):  # the environments take turns, so a slow spell of the machine hits both
-        for e in envs:
-            runs[e].append(run_probe(e))
-    for e in envs:
-        s = record(machine_id, e, runs[e])
+    s = probe_and_record(machine_id, envs, args.runs)
     print(json.dumps({"machine_id": machine_id, **s}, indent=1))
 
 

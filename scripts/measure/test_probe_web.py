@@ -4,6 +4,7 @@ import json
 import os
 import tempfile
 import unittest
+from unittest import mock
 
 from scripts.measure import probe_web
 
@@ -23,6 +24,19 @@ class ProbeRecordTest(unittest.TestCase):
             self.assertEqual(probe_web.summary(doc, "m3"), {})
             with open(path) as f:
                 self.assertEqual(len(json.load(f)["machines"]["m1"]["node"]["runs"]), 3)
+
+    def test_probe_and_record_takes_turns_and_records_every_run(self):
+        calls = []
+
+        def fake(env):
+            calls.append(env)
+            return {"gemm_gflops": float(len(calls)), "stream_gbs": 10.0}
+
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(probe_web, "run_probe", fake):
+            s = probe_web.probe_and_record("m1", ["node", "chromium"], 2, os.path.join(tmp, "p.json"))
+        self.assertEqual(calls, ["node", "chromium", "node", "chromium"])
+        self.assertEqual(s["node"], {"gemm_gflops": 2.0, "stream_gbs": 10.0, "runs": 2})  # median of 1 and 3
+        self.assertEqual(s["chromium"]["runs"], 2)
 
     def test_a_missing_file_is_an_empty_record(self):
         self.assertEqual(probe_web.load("/nonexistent/machine_probe.json"), {"machines": {}})

@@ -58,7 +58,9 @@ def ort_rows():
     return df.reset_index(drop=True), counts
 
 
-def ort_queries(df):
+def ort_queries(df, runtime="onnxruntime"):
+    """One `perfcard eval` query per row (graph, batch/sequence/past_sequence dims, device_id, threads);
+    runtime: onnxruntime (our node rows) or onnxruntime-web (calibrate_browser.py's rows)."""
     qs = []
     for g, b, s, p, t, d in zip(df.graph, df.batch, df.sequence, df.past_sequence, df.threads, df.device_id):
         dims = {"batch": int(b)}
@@ -66,7 +68,7 @@ def ort_queries(df):
             dims["sequence"] = int(s)
         if int(p) > 0:
             dims["past_sequence"] = int(p)
-        qs.append({"model": g, "dims": dims, "device": d, "precision": "fp32", "runtime": "onnxruntime",
+        qs.append({"model": g, "dims": dims, "device": d, "precision": "fp32", "runtime": runtime,
                    "threads": int(t)})
     return qs
 
