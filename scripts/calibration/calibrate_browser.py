@@ -19,67 +19,21 @@ Run: /usr/bin/python3 -m scripts.calibration.calibrate_browser   (after stage E,
 """
 import json
 import math
-import os
 
 import numpy as np
-import pandas as pd
 from scipy.optimize import minimize
 
 from scripts import paths
 from scripts.calibration.calibrate_cpu import fit_sample, metrics
 from scripts.measure import probe_web
-from scripts.roofline.cpu_rows import ort_queries
+from scripts.roofline.cpu_rows import ort_queries, web_rows
 from scripts.roofline.perfcard_eval import refresh_manifest, run_queries, write_constants
-from scripts.roofline.whole_models import family_split
 from scripts.training.report import replace_section
 
 CONSTANTS = paths.ROOFLINE_JSON
 DEVICES = paths.DEVICES_JSON
-WEB_CSV = os.path.join(paths.MEASURED, "web_ort_wasm.csv")
 RUNTIME = "onnxruntime-web"
-FAMILY = "browser"
-
-
-def probe_id(machine_id, env):
-    return f"probe-{machine_id}-{env}"
-
-
-def probe_entries():
-    """One device per (machine, environment) with probes: the entry the page would make (same fields)."""
-    doc = probe_web.load()
-    out = {}
-    for machine_id in doc["machines"]:
-        for env, s in probe_web.summary(doc, machine_id).items():
-            out[(machine_id, env)] = {
-                "id": probe_id(machine_id, env), "name": f"{machine_id} ({env}, probed)", "kind": "cpu",
-                "arch": FAMILY, "vendor": "unknown", "cores": 1,
-                "peak_fp32_gflops": {"value": s["gemm_gflops"], "source": f"median of {s['runs']} probes"},
-                "memory_bandwidth_gbs": {"value": s["stream_gbs"], "source": f"median of {s['runs']} probes"}}
-    return out
-
-
-def probed_catalog(entries):
-    """weights/devices.json with the probed machines' entries added (what `perfcard eval --devices` reads)."""
-    with open(DEVICES) as f:
-        cat = json.load(f)
-    cat["devices"] += list(entries.values())
-    return cat
-
-
-def web_rows(entries):
-    df = pd.read_csv(WEB_CSV)
-    counts = {"all": int(len(df))}
-    df = df[(df.drift == 0) & (df.threads == 1)].copy()
-    counts["drift_free"] = int(len(df))
-    df = df[[(m, e) in entries for m, e in zip(df.machine_id, df.env)]].copy()
-    counts["with_probe"] = int(len(df))
-    df["graph"] = df.model.map(lambda z: os.path.join(paths.ZOO_OUT, f"{z}.onnx"))
-    df = df[df.graph.map(os.path.exists)].copy()
-    counts["with_zoo_graph"] = int(len(df))
-    df["device_id"] = [probe_id(m, e) for m, e in zip(df.machine_id, df.env)]
-    df["latency_ms"] = df.median_ms
-    df["split"] = df.family.map(family_split)
-    return df.reset_index(drop=True), counts
+FAMILY = probe_web.FAMILY
 
 
 def queries(df):
@@ -114,10 +68,10 @@ def with_browser(doc, theta):
 def main():
     with open(CONSTANTS) as f:
         doc = json.load(f)
-    entries = probe_entries()
+    entries = probe_web.device_entries()
     if not entries:
         raise SystemExit("no probes in data/measured/machine_probe.json: run scripts.measure.probe_web first")
-    cat = probed_catalog(entries)
+    cat = probe_web.catalog_with_probes(entries)
     rows, counts = web_rows(entries)
     train, test = rows[rows.split == "train"].reset_index(drop=True), rows[rows.split == "test"].reset_index(drop=True)
     if len(train) < 5:

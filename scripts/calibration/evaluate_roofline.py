@@ -24,9 +24,11 @@ from scripts.roofline.kernels import NEUSIGHT_DEVICES, gemm_queries, load_neusig
 from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
 from scripts.roofline.whole_models import dle_rows, queries as model_queries, timm_rows
 from scripts.roofline import energy
+from scripts.roofline import cpu_rows
 from scripts.roofline.cpu_rows import help_queries, help_rows, ort_queries, ort_rows
 from scripts.roofline import mlperf_rows as mlperf
 from scripts.calibration import calibrate_browser as browser
+from scripts.measure import probe_web
 
 CONSTANTS = paths.ROOFLINE_JSON
 DOC = os.path.join(paths.DOCS, "accuracy.md")
@@ -137,9 +139,9 @@ def browser_section(constants):
     """Our onnxruntime-web rows (stage W's split), each predicted on its machine's probe ("this device")."""
     if "browser" not in constants["families"]:
         return []
-    entries = browser.probe_entries()
-    web, _ = browser.web_rows(entries)
-    cat = browser.probed_catalog(entries)
+    entries = probe_web.device_entries()
+    web, _ = cpu_rows.web_rows(entries)
+    cat = probe_web.catalog_with_probes(entries)
     rows = []
     for split, label in (("test", "held-out families"), ("train", "in-sample (fitted)")):
         part = web[web.split == split]

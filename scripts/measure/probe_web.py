@@ -19,6 +19,8 @@ from scripts.measure import machines
 PATH = os.path.join(paths.MEASURED, "machine_probe.json")
 RUNNER = os.path.join(paths.MEASURE, "probe_run.mjs")
 ENVS = ("node", "chromium")
+FAMILY = "browser"  # the roofline family of a probed machine (stage W, calibrate_browser.py)
+DEVICE_PREFIX = "probe-"
 
 
 def run_probe(env: str) -> dict:
@@ -57,6 +59,34 @@ def summary(doc: dict, machine_id: str) -> dict:
             out[env] = {"gemm_gflops": statistics.median(r["gemm_gflops"] for r in runs),
                         "stream_gbs": statistics.median(r["stream_gbs"] for r in runs), "runs": len(runs)}
     return out
+
+
+def device_id(machine_id: str, env: str) -> str:
+    return f"{DEVICE_PREFIX}{machine_id}-{env}"
+
+
+def device_entries(doc: dict | None = None) -> dict:
+    """{(machine_id, env): the device entry the page makes from a probe (same fields)}, one per machine and
+    environment with probes, from their median."""
+    doc = load() if doc is None else doc
+    out = {}
+    for machine_id in doc["machines"]:
+        for env, s in summary(doc, machine_id).items():
+            out[(machine_id, env)] = {
+                "id": device_id(machine_id, env), "name": f"{machine_id} ({env}, probed)", "kind": "cpu",
+                "arch": FAMILY, "vendor": "unknown", "cores": 1,
+                "peak_fp32_gflops": {"value": s["gemm_gflops"], "source": f"median of {s['runs']} probes"},
+                "memory_bandwidth_gbs": {"value": s["stream_gbs"], "source": f"median of {s['runs']} probes"}}
+    return out
+
+
+def catalog_with_probes(entries: dict | None = None) -> dict:
+    """weights/devices.json with the probed machines' entries added (what `perfcard eval --devices` reads)."""
+    entries = device_entries() if entries is None else entries
+    with open(paths.DEVICES_JSON) as f:
+        cat = json.load(f)
+    cat["devices"] += list(entries.values())
+    return cat
 
 
 def probe_and_record(machine_id: str, envs, runs: int, path: str = PATH) -> dict:

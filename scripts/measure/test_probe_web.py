@@ -38,6 +38,24 @@ class ProbeRecordTest(unittest.TestCase):
         self.assertEqual(s["node"], {"gemm_gflops": 2.0, "stream_gbs": 10.0, "runs": 2})  # median of 1 and 3
         self.assertEqual(s["chromium"]["runs"], 2)
 
+    def test_each_machine_and_environment_is_a_device_the_eval_finds(self):
+        doc = {"machines": {"m1": {"node": {"runs": [{"gemm_gflops": 4.0, "stream_gbs": 9.0}]},
+                                   "chromium": {"runs": [{"gemm_gflops": 3.0, "stream_gbs": 8.0}]}}}}
+        entries = probe_web.device_entries(doc)
+        self.assertEqual(set(entries), {("m1", "node"), ("m1", "chromium")})
+        e = entries[("m1", "chromium")]
+        self.assertEqual((e["id"], e["arch"], e["kind"], e["cores"]), ("probe-m1-chromium", "browser", "cpu", 1))
+        self.assertEqual((e["peak_fp32_gflops"]["value"], e["memory_bandwidth_gbs"]["value"]), (3.0, 8.0))
+        # A query naming a probed machine is predicted on its entry without the caller passing a catalog.
+        from scripts.roofline.perfcard_eval import run_queries
+        model = os.path.join(os.path.dirname(__file__), "..", "..", "public", "examples", "resnet50.onnx")
+        q = {"model": model, "dims": {"batch": 1}, "precision": "fp32", "runtime": "onnxruntime-web", "threads": 1,
+             "predictor": "roofline"}
+        with mock.patch.object(probe_web, "load", lambda path=probe_web.PATH: doc):
+            slow, fast = run_queries([dict(q, device="probe-m1-chromium"), dict(q, device="probe-m1-node")])
+        self.assertEqual(slow["family"], "browser")
+        self.assertGreater(slow["latency_ms"], fast["latency_ms"], "the slower probe predicts the slower row")
+
     def test_a_missing_file_is_an_empty_record(self):
         self.assertEqual(probe_web.load("/nonexistent/machine_probe.json"), {"machines": {}})
 

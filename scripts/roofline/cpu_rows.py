@@ -1,10 +1,13 @@
 """CPU latency rows matched to zoo graphs, as `perfcard eval` queries.
 
-Two sources:
+Three sources:
   ours  data/measured/cpu_ort_node.csv (onnxruntime-node on the build machines; each row's machine_id
         names its catalog entry through scripts/measure/machines.py, and rows of a machine without one
         are left out). Only drift=0 rows (taken while the machine was quiet) are used; the thread count
         of each row goes into its query, so a 1-thread row is predicted on one core.
+  web   data/measured/web_ort_wasm.csv (onnxruntime-web's wasm backend, one thread, in node and in headless
+        Chromium): drift-free rows of machines whose probe was taken, each on its probe's device entry
+        (scripts/measure/probe_web.py), for the page's "this device" row.
   HELP  help_latency_long.csv.gz, NAS-Bench-201 cells on Xeons and a Raspberry Pi 4, measured with
         PyTorch on CPU (not onnxruntime), thread count not stated: predicted with every core.
 """
@@ -17,7 +20,7 @@ import random
 import pandas as pd
 
 from scripts import paths
-from scripts.measure import machines
+from scripts.measure import machines, probe_web
 from scripts.roofline.whole_models import family_split
 
 MEASURED = paths.MEASURED
@@ -55,6 +58,25 @@ def ort_rows():
     df["split"] = df.family.map(family_split)
     # The zoo set a model comes from: the classic exports are named by file stem, the others "<set>/<id>".
     df["zoo_set"] = df.model.map(lambda z: z.split("/")[0] if "/" in z else "classic")
+    return df.reset_index(drop=True), counts
+
+
+def web_rows(entries=None):
+    """Drift-free one-thread onnxruntime-web rows of the probed machines whose graph is in the zoo, each on
+    its machine's and environment's probe entry (entries: probe_web.device_entries(), by default)."""
+    entries = probe_web.device_entries() if entries is None else entries
+    df = pd.read_csv(os.path.join(MEASURED, "web_ort_wasm.csv"))
+    counts = {"all": int(len(df))}
+    df = df[(df.drift == 0) & (df.threads == 1)].copy()
+    counts["drift_free"] = int(len(df))
+    df = df[[(m, e) in entries for m, e in zip(df.machine_id, df.env)]].copy()
+    counts["with_probe"] = int(len(df))
+    df["graph"] = df.model.map(lambda z: os.path.join(ZOO, f"{z}.onnx"))
+    df = df[df.graph.map(os.path.exists)].copy()
+    counts["with_zoo_graph"] = int(len(df))
+    df["device_id"] = [probe_web.device_id(m, e) for m, e in zip(df.machine_id, df.env)]
+    df["latency_ms"] = df.median_ms
+    df["split"] = df.family.map(family_split)
     return df.reset_index(drop=True), counts
 
 
