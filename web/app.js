@@ -295,14 +295,17 @@ function replayOptions(table) {
 }
 
 // "This device": the visitor's machine as the probe measured it, with onnxruntime-web's wasm backend on
-// one thread (the page is not cross-origin isolated: no SharedArrayBuffer, no wasm threads), by the
-// roofline's browser family (fitted relative to the probe, docs/this-device.md). Its own prediction beside
-// the table's, so that the table stays the document `perfcard predict` prints for the catalog devices.
+// one thread (the page is not cross-origin isolated: no SharedArrayBuffer, no wasm threads), with the
+// table's predictor: the roofline's browser family (fitted relative to the probe, docs/this-device.md) and,
+// where a learned predictor trained on onnxruntime-web rows beats it on held-out families, its correction
+// ("auto" picks per device family; a predictor never trained on the runtime leaves the row to the roofline
+// and says so). Its own prediction beside the table's, so that the table stays the document
+// `perfcard predict` prints for the catalog devices.
 const HERE_RUNTIME = 'onnxruntime-web';
 function hereOptions(table) {
   if (!probe || settings.mode !== 'inference') return null;  // onnxruntime-web runs inference only
   const { runtime, ...rest } = table;
-  return { ...rest, devices: [probe.device.id], extraDevices: [probe.device], cpuRuntime: HERE_RUNTIME, threads: 1, predictor: 'roofline' };
+  return { ...rest, devices: [probe.device.id], extraDevices: [probe.device], cpuRuntime: HERE_RUNTIME, threads: 1 };
 }
 
 function replayRow(r) {
@@ -413,7 +416,7 @@ function renderTable() {
   $('#table-about').replaceChildren('Latency ± the predictor\'s held-out error for that device family, or the ensemble\'s 80% band (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
     '). Host-bound: the device computes less than half of the latency (its busy time is the kernel floor) and waits on the host issuing kernels the rest.',
     result.replay ? ` CUDA graphs: runtime ${REPLAY_RUNTIME} (CUDA graphs, torch.compile's reduce-overhead), predicted by the roofline, not fitted on measurements.` : '',
-    result.here ? ` This device: ${HERE_RUNTIME} (wasm, 1 thread) on the rates measured here, predicted by the roofline's browser family (fitted on our onnxruntime-web measurements; see the accuracy page).` : '',
+    result.here ? ` This device: ${HERE_RUNTIME} (wasm, 1 thread) on the rates measured here, predicted by ${result.here.predictions[0]?.predictor.name ?? 'the roofline'}: the roofline's browser family, fitted on our onnxruntime-web measurements, and where a learned predictor beats it on those, its correction (see the accuracy page).` : '',
     ' * = the device lacks the requested precision.');
   tbody.replaceChildren(...sortedRows().map((r) => {
     const cap = r.device_memory_gb * 1e9 / 2 ** 20;

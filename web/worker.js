@@ -105,7 +105,7 @@ async function predict(id, msg) {
   }
   let here = null;
   try {
-    here = msg.here ? model.predict(msg.here) : null;
+    here = msg.here ? model.predict({ ...msg.here, predictor: options.predictor }) : null;
   } catch (e) {  // the visitor's row only: the table stands without it, and says why
     note = [note, `This device could not be predicted: ${e?.message ?? e}`].filter(Boolean).join(' ');
   }

@@ -27,7 +27,7 @@ def cli():
 
 def run_queries(queries, constants=None, devices=None, cli_path=None, weights_dir=None):
     """queries: list of dicts {model, dims, device, precision, runtime, threads, ...}; returns list of results.
-    constants / devices: dicts used instead of weights/roofline.json / weights/devices.json (by default, with
+    constants / devices: dicts used instead of the working tree's weights/roofline.json / weights/devices.json (by default, with
     the probed machines' entries added when a query names one: the onnxruntime-web rows' devices); cli_path:
     another build's CLI (default: the private copy of this one's); weights_dir: learned files (and their
     manifest) used instead of weights/."""
@@ -48,11 +48,14 @@ def run_queries(queries, constants=None, devices=None, cli_path=None, weights_di
                 json.dump(devices, f)
         # Likewise the working tree's learned predictors (a file just trained is used without a rebuild).
         cmd = [cli_path or cli(), "eval", qpath, "--devices", dpath, "--weights", weights_dir or paths.WEIGHTS]
+        # And the working tree's constants: a stage just refitted is what the next script's rows are
+        # predicted with (learned predictors are trained on the residual over them), rebuilt or not.
+        cpath = paths.ROOFLINE_JSON
         if constants is not None:
             cpath = os.path.join(tmp, "constants.json")
             with open(cpath, "w") as f:
                 json.dump(constants, f)
-            cmd += ["--constants", cpath]
+        cmd += ["--constants", cpath]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     results = [json.loads(line) for line in out.splitlines()]
     errors = [(q, r["error"]) for q, r in zip(queries, results) if "error" in r]

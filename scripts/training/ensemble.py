@@ -65,14 +65,16 @@ OOD_QUANTILE = 0.95
 MIN_FAMILIES = 5      # model families a source (or a device family's group) needs to count in a fit
 MIN_GROUP_ROWS = 100  # out-of-fold rows a device family needs for weights and a band of its own
 # Sources whose train families the roofline's constants were fitted on (weights/roofline.json's provenance:
-# stage C on timm's eager rows, stage E on our onnxruntime CPU rows): the roofline is in-sample there.
-ROOFLINE_FITTED_ON = ("timm", "cpu_ours")
+# stage C on timm's eager rows, stage E on our onnxruntime CPU rows, stage W on our onnxruntime-web rows):
+# the roofline is in-sample there.
+ROOFLINE_FITTED_ON = ("timm", "cpu_ours", "web_ours")
 CENTROIDS = 32
 SPREADS = np.round(np.arange(0, 4.01, 0.25), 2)
 
 
 def group_of(runtime: pd.Series) -> np.ndarray:
-    return np.where(runtime.to_numpy() == "onnxruntime", "cpu", "gpu")
+    """onnxruntime, native or web (wasm), runs on CPUs; every other runtime is a GPU's."""
+    return np.where(np.isin(runtime.to_numpy(), ("onnxruntime", "onnxruntime-web")), "cpu", "gpu")
 
 
 def fold_of(family: str, folds: int) -> int:

@@ -5,6 +5,8 @@ Sources (the same rows and splits the roofline's evaluation uses, scripts/roofli
   timm       timm's eager inference benchmark (RTX 3090 / 4090; fp16, bf16, fp32)       whole_models.timm_rows
   dle        NVIDIA DeepLearningExamples eager PyTorch ResNet-50 sweeps (T4, V100)       whole_models.dle_rows
   cpu_ours   our onnxruntime-node measurements of the build VM (1-2 threads)            cpu_rows.ort_rows
+  web_ours   our onnxruntime-web measurements (wasm, 1 thread, node and Chromium), each   cpu_rows.web_rows
+             on its machine's probe entry: the page's "this device" row (device family "browser")
   help_gpu   HELP's NAS-Bench-201 latencies on five GPUs at batch 1, 32, 256 (PyTorch, fp32; a seeded
              sample of cells)
 HELP's CPU rows are left out: PyTorch on CPU is a runtime PerfCard does not model (docs/accuracy.md).
@@ -35,7 +37,7 @@ NB201_MANIFEST = os.path.join(paths.ZOO_MANIFESTS, "nasbench201.jsonl")
 # the GP102 card sold beside the TITAN Xp it also lists (an assumption: the LODO table shows its error).
 HELP_GPUS = {"1080ti": "gtx1080ti", "2080ti": "rtx2080ti", "titan_rtx": "titan-rtx", "titanx": "titanx-pascal",
              "titanxp": "titanxp"}
-SOURCES = ("timm", "dle", "cpu_ours", "help_gpu")
+SOURCES = ("timm", "dle", "cpu_ours", "web_ours", "help_gpu")
 
 
 def schema() -> dict:
@@ -77,6 +79,13 @@ def cpu_ours_rows() -> pd.DataFrame:
                   "fp32", "onnxruntime", [q["threads"] for q in qs], d.latency_ms.values)
 
 
+def web_ours_rows() -> pd.DataFrame:
+    d, _ = cpu_rows.web_rows()
+    qs = cpu_rows.ort_queries(d, runtime="onnxruntime-web")
+    return _frame("web_ours", d.family.values, [q["model"] for q in qs], [q["dims"] for q in qs], d.device_id.values,
+                  "fp32", "onnxruntime-web", [q["threads"] for q in qs], d.latency_ms.values)
+
+
 def help_gpu_rows(sample: int = 1000, seed: int = 0) -> pd.DataFrame:
     files = {}
     with open(NB201_MANIFEST) as f:
@@ -106,7 +115,7 @@ def help_gpu_rows(sample: int = 1000, seed: int = 0) -> pd.DataFrame:
 def load(sources=SOURCES, help_sample: int = 1000) -> tuple[pd.DataFrame, list[str]]:
     """All rows with their roofline prediction and feature row; and the sources that had no rows (zoo
     graphs not exported, or data missing), by name, for the caller to report."""
-    makers = {"timm": timm_rows, "dle": dle_rows, "cpu_ours": cpu_ours_rows,
+    makers = {"timm": timm_rows, "dle": dle_rows, "cpu_ours": cpu_ours_rows, "web_ours": web_ours_rows,
               "help_gpu": lambda: help_gpu_rows(help_sample)}
     frames, missing = [], []
     for s in sources:

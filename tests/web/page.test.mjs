@@ -327,11 +327,12 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     assert.ok(here.probe.gemm_gflops > 0 && here.probe.stream_gbs > 0, 'the probe measured rates');
     assert.equal(here.device.arch, 'browser');
     assert.equal(exported.prediction.predictions.length, 16, 'the catalog table stays the CLI\'s document');
-    // The CLI, given the same entry, predicts the same row.
+    // The CLI, given the same entry, predicts the same row, with the table's predictor (auto: the learned
+    // correction where one trained on onnxruntime-web beats the roofline's browser family).
     const entry = join(shots, 'this-device.json');
     writeFileSync(entry, JSON.stringify([here.device]));
     const doc = runCli(join(root, 'public/examples/resnet50.onnx'),
-      ['--extra-devices', entry, '--device', 'this-device', '--cpu-runtime', 'onnxruntime-web', '--threads', '1', '--predictor', 'roofline', '--batch', '1']);
+      ['--extra-devices', entry, '--device', 'this-device', '--cpu-runtime', 'onnxruntime-web', '--threads', '1', '--batch', '1']);
     assertSameDoc(here.prediction, doc, 'this device\'s document');
     assertTableEquals(rows.filter((r) => r.device === 'this-device'), doc);
     assert.match(await p.textContent('#table tbody tr[data-device="this-device"] th small.id'), /measured here: .* GFLOP\/s/);
