@@ -27,10 +27,10 @@ def cli():
 
 def run_queries(queries, constants=None, devices=None, cli_path=None, weights_dir=None):
     """queries: list of dicts {model, dims, device, precision, runtime, threads, ...}; returns list of results.
-    constants / devices: dicts used instead of the working tree's weights/roofline.json / weights/devices.json (by default, with
-    the probed machines' entries added when a query names one: the onnxruntime-web rows' devices); cli_path:
-    another build's CLI (default: the private copy of this one's); weights_dir: learned files (and their
-    manifest) used instead of weights/."""
+    constants / devices: dicts used instead of the working tree's weights/roofline.json / weights/devices.json
+    (the catalog by default with the probed machines' entries added when a query names one: the
+    onnxruntime-web rows' devices); cli_path: another build's CLI (default: the private copy of this one's);
+    weights_dir: learned files (and their manifest) used instead of weights/."""
     if devices is None:
         from scripts.measure import probe_web
         if any(str(q.get("device", "")).startswith(probe_web.DEVICE_PREFIX) for q in queries):
