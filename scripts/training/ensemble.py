@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import hashlib
+import json
 import os
 import pickle
 import sys
@@ -73,8 +74,14 @@ SPREADS = np.round(np.arange(0, 4.01, 0.25), 2)
 
 
 def group_of(runtime: pd.Series) -> np.ndarray:
-    """onnxruntime, native or web (wasm), runs on CPUs; every other runtime is a GPU's."""
-    return np.where(np.isin(runtime.to_numpy(), ("onnxruntime", "onnxruntime-web")), "cpu", "gpu")
+    """Each row's group: its runtime's kind ("cpu" or "gpu") as weights/roofline.json declares it, the
+    constants the core reads (onnxruntime, native or web, runs on CPUs)."""
+    with open(paths.ROOFLINE_JSON) as f:
+        kinds = {name: rt["kind"] for name, rt in json.load(f)["runtimes"].items()}
+    unknown = sorted(set(runtime) - set(kinds))
+    if unknown:
+        raise SystemExit(f"runtimes {unknown} are not in weights/roofline.json: no kind to group their rows by")
+    return runtime.map(kinds).to_numpy()
 
 
 def fold_of(family: str, folds: int) -> int:

@@ -7,6 +7,7 @@ import tempfile
 import unittest
 
 import numpy as np
+import pandas as pd
 
 from scripts import paths
 from scripts.roofline.perfcard_eval import cli
@@ -40,6 +41,13 @@ class FitRules(unittest.TestCase):
         self.assertGreater(a, 0)  # the disagreement is worth widening for
         narrowest_fixed = np.quantile(err, ensemble.COVERAGE)
         self.assertLess(float(np.mean(base + a * spread)), narrowest_fixed)
+
+    def test_rows_are_grouped_by_their_runtimes_kind(self):
+        got = ensemble.group_of(pd.Series(["onnxruntime", "onnxruntime-web", "pytorch-eager", "pytorch-cuda-graphs"]))
+        self.assertEqual(list(got), ["cpu", "cpu", "gpu", "gpu"])
+        with self.assertRaises(SystemExit) as e:
+            ensemble.group_of(pd.Series(["onnxruntime", "tvm"]))
+        self.assertEqual(str(e.exception), "runtimes ['tvm'] are not in weights/roofline.json: no kind to group their rows by")
 
     def test_distance_is_zero_at_a_centroid(self):
         rng = np.random.default_rng(2)
