@@ -74,4 +74,16 @@ TEST_CASE("the probe's device entry is a one-core browser CPU with the measured 
   CHECK(d.peak(perfcard::Precision::FP32) == Approx(12.5e-3));  // TFLOP/s, as every catalog peak
   CHECK(d.memory_bandwidth_gbs.value == Approx(7.25));
   CHECK(d.peak_fp32_gflops.source.find("best of 30 blocks") != std::string::npos);
+  // onnxruntime-web's wasm32 heap, not the machine's RAM: a model beyond 4 GiB does not fit in the browser.
+  CHECK(d.memory_gb.value == Approx(4.294967296));
+  CHECK(d.memory_gb.source.find("wasm32") != std::string::npos);
+}
+
+TEST_CASE("an entry made from recorded rates has no block count to state") {
+  perfcard::ProbeResult p;
+  p.gemm_gflops = 3;
+  p.stream_gbs = 8;
+  const auto entry = nlohmann::json::parse(perfcard::probe_device_entry(p, "probe-m1", "m1", "on m1, the median of 5 probes"));
+  const std::string source = entry["peak_fp32_gflops"]["source"];
+  CHECK(source == "measured on m1, the median of 5 probes: f32 matrix product in cache (PerfCard's probe)");
 }

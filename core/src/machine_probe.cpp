@@ -33,6 +33,11 @@ std::uint32_t stream_pass(const std::vector<std::uint32_t>& buf) {
   return s;
 }
 
+// A median of recorded probes (scripts/measure/probe_web.py) has no block count of its own.
+std::string best_of(int n, const char* what) {
+  return n > 0 ? ", best of " + std::to_string(n) + " " + what : "";
+}
+
 }  // namespace
 
 ProbeResult probe_machine(const std::function<double()>& now_ms, const ProbeOptions& o) {
@@ -113,11 +118,16 @@ std::string probe_device_entry(const ProbeResult& p, const std::string& id, cons
       .field("source", "one thread: onnxruntime-web's wasm backend without SharedArrayBuffer runs single-threaded")
       .field("value", 1).end();
   w.field("id", id).field("kind", "cpu");
-  sourced("memory_bandwidth_gbs", p.stream_gbs, "one-thread read over a buffer larger than L3, best of " +
-                                                    std::to_string(p.stream_passes) + " passes (PerfCard's probe)");
+  sourced("memory_bandwidth_gbs", p.stream_gbs,
+          "one-thread read over a buffer larger than L3" + best_of(p.stream_passes, "passes") + " (PerfCard's probe)");
+  // Not the machine's RAM: onnxruntime-web's wasm backend is a wasm32 module, so weights, activations and
+  // its own heap share one 32-bit address space whatever the machine has. A model beyond it does not fit.
+  w.key("memory_gb").begin_object()
+      .field("source", "the wasm32 address space (2^32 bytes), the most onnxruntime-web's wasm backend can hold")
+      .field("value", kWasm32AddressSpaceGb).end();
   w.field("name", name);
-  sourced("peak_fp32_gflops", p.gemm_gflops, "f32 matrix product in cache, best of " + std::to_string(p.gemm_blocks) +
-                                                 " blocks (PerfCard's probe)");
+  sourced("peak_fp32_gflops", p.gemm_gflops,
+          "f32 matrix product in cache" + best_of(p.gemm_blocks, "blocks") + " (PerfCard's probe)");
   w.field("vendor", "unknown").end();
   return w.take();
 }

@@ -90,6 +90,8 @@ int usage(std::ostream& os, int code) {
         "       perfcard features --schema [--json]   (the learned predictors' feature columns)\n"
         "       perfcard devices [--json]\n"
         "       perfcard probe [--json] [--gemm-ms X] [--stream-ms X]   (this machine's rates, as the page measures them)\n"
+        "       perfcard probe --rates GFLOPS,GBS [--id ID] [--name NAME] [--where WORDS]\n"
+        "                                    (the device entry for rates measured before: no probe runs)\n"
         "\n"
         "  --dim NAME=VALUE  bind a symbolic input dim (e.g. --dim batch=8 --dim sequence=128);\n"
         "                    unbound dims default to 1 with a warning\n"
@@ -424,26 +426,43 @@ int run_devices(const std::vector<std::string>& args) {
 }
 
 // What the page's "this device" measures, natively: the same probe with a steady clock, and the device
-// entry that `predict --extra-devices` takes (with --cpu-runtime onnxruntime-web, the page's row).
+// entry that `predict --extra-devices` takes (with --cpu-runtime onnxruntime-web, the page's row). With
+// --rates, the entry for rates measured before (the training rows' machines, scripts/measure/probe_web.py),
+// so the entry has one writer.
 int run_probe(const std::vector<std::string>& args) {
   perfcard::ProbeOptions o;
   bool json = false;
+  std::string rates, id = "this-device", name = "This machine (native probe)", where = "natively by perfcard probe";
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") json = true;
     else if (a == "--gemm-ms" && i + 1 < args.size()) o.gemm_ms = perfcard::number_option(args[++i], "gemm_ms", a);
     else if (a == "--stream-ms" && i + 1 < args.size()) o.stream_ms = perfcard::number_option(args[++i], "stream_ms", a);
+    else if (a == "--rates" && i + 1 < args.size()) rates = args[++i];
+    else if (a == "--id" && i + 1 < args.size()) id = args[++i];
+    else if (a == "--name" && i + 1 < args.size()) name = args[++i];
+    else if (a == "--where" && i + 1 < args.size()) where = args[++i];
     else if (a == "-h" || a == "--help") return usage(std::cout, 0);
     else { std::cerr << "perfcard: unknown option '" << a << "'\n"; return usage(std::cerr, 2); }
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  auto now_ms = [t0] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
-  const perfcard::ProbeResult p = perfcard::probe_machine(now_ms, o);
+  perfcard::ProbeResult p;
+  if (!rates.empty()) {
+    const auto comma = rates.find(',');
+    if (comma == std::string::npos) throw perfcard::option_error("--rates takes GFLOPS,GBS (got '" + rates + "')");
+    p.gemm_gflops = perfcard::number_option(rates.substr(0, comma), "gemm_gflops", "--rates");
+    p.stream_gbs = perfcard::number_option(rates.substr(comma + 1), "stream_gbs", "--rates");
+    if (!(p.gemm_gflops > 0) || !(p.stream_gbs > 0) || !std::isfinite(p.gemm_gflops) || !std::isfinite(p.stream_gbs))
+      throw perfcard::option_error("--rates: both rates must be positive and finite (got '" + rates + "')");
+    json = true;
+  } else {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto now_ms = [t0] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
+    p = perfcard::probe_machine(now_ms, o);
+  }
   if (json) {
     nlohmann::json doc = {{"gemm_gflops", p.gemm_gflops}, {"stream_gbs", p.stream_gbs}, {"elapsed_ms", p.elapsed_ms},
                           {"gemm_blocks", p.gemm_blocks}, {"stream_passes", p.stream_passes}};
-    doc["device"] = nlohmann::json::parse(
-        perfcard::probe_device_entry(p, "this-device", "This machine (native probe)", "natively by perfcard probe"));
+    doc["device"] = nlohmann::json::parse(perfcard::probe_device_entry(p, id, name, where));
     std::cout << doc.dump(2) << "\n";
   } else {
     std::cout << "f32 matrix product: " << p.gemm_gflops << " GFLOP/s (best of " << p.gemm_blocks << " blocks)\n"

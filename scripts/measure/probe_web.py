@@ -66,17 +66,19 @@ def device_id(machine_id: str, env: str) -> str:
 
 
 def device_entries(doc: dict | None = None) -> dict:
-    """{(machine_id, env): the device entry the page makes from a probe (same fields)}, one per machine and
-    environment with probes, from their median."""
+    """{(machine_id, env): the device entry the page makes from a probe}, one per machine and environment with
+    probes, from their median. The core writes each entry (`perfcard probe --rates`), as it writes the page's:
+    one writer of the fields (the wasm32 memory limit, the sources) for both."""
+    from scripts.roofline import perfcard_eval
     doc = load() if doc is None else doc
     out = {}
     for machine_id in doc["machines"]:
         for env, s in summary(doc, machine_id).items():
-            out[(machine_id, env)] = {
-                "id": device_id(machine_id, env), "name": f"{machine_id} ({env}, probed)", "kind": "cpu",
-                "arch": FAMILY, "vendor": "unknown", "cores": 1,
-                "peak_fp32_gflops": {"value": s["gemm_gflops"], "source": f"median of {s['runs']} probes"},
-                "memory_bandwidth_gbs": {"value": s["stream_gbs"], "source": f"median of {s['runs']} probes"}}
+            cmd = [perfcard_eval.cli(), "probe", "--rates", f"{s['gemm_gflops']!r},{s['stream_gbs']!r}",
+                   "--id", device_id(machine_id, env), "--name", f"{machine_id} ({env}, probed)",
+                   "--where", f"on {machine_id} in {env}, the median of {s['runs']} probe" + "s" * (s["runs"] != 1)]
+            got = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+            out[(machine_id, env)] = json.loads(got)["device"]
     return out
 
 

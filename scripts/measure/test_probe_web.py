@@ -44,8 +44,10 @@ class ProbeRecordTest(unittest.TestCase):
         entries = probe_web.device_entries(doc)
         self.assertEqual(set(entries), {("m1", "node"), ("m1", "chromium")})
         e = entries[("m1", "chromium")]
-        self.assertEqual((e["id"], e["arch"], e["kind"], e["cores"]), ("probe-m1-chromium", "browser", "cpu", 1))
+        self.assertEqual((e["id"], e["arch"], e["kind"], e["cores"]["value"]), ("probe-m1-chromium", "browser", "cpu", 1))
         self.assertEqual((e["peak_fp32_gflops"]["value"], e["memory_bandwidth_gbs"]["value"]), (3.0, 8.0))
+        self.assertAlmostEqual(e["memory_gb"]["value"], 2**32 / 1e9)  # wasm32, whatever the machine has
+        self.assertIn("the median of 1 probe:", e["peak_fp32_gflops"]["source"])
         # A query naming a probed machine is predicted on its entry without the caller passing a catalog.
         from scripts.roofline.perfcard_eval import run_queries
         model = os.path.join(os.path.dirname(__file__), "..", "..", "public", "examples", "resnet50.onnx")

@@ -32,9 +32,13 @@ struct ProbeResult {
 // are out of range (no probe runs longer than a few seconds or allocates more than 1 GiB).
 ProbeResult probe_machine(const std::function<double()>& now_ms, const ProbeOptions& options = {});
 
+// 2^32 bytes in GB (the catalog's unit): what a wasm32 module can address.
+inline constexpr double kWasm32AddressSpaceGb = 4294967296.0 / 1e9;
+
 // The extraDevices entry (the catalog's schema) that stands for the probed machine, as JSON text: a one-core
-// CPU of arch "browser" whose fp32 peak and memory bandwidth are the probe's rates, each with its source in
-// words. Written with JsonWriter: the page's module carries it, and a tree of nlohmann objects costs it KBs.
+// CPU of arch "browser" whose fp32 peak and memory bandwidth are the probe's rates and whose memory is the
+// wasm32 address space, each with its source in words. `where` completes "measured <where>: ..." in the
+// sources; a probe with no block or pass count (a median of recorded probes) leaves "best of" out. Written with JsonWriter: the page's module carries it, and a tree of nlohmann objects costs it KBs.
 std::string probe_device_entry(const ProbeResult& probe, const std::string& id, const std::string& name,
                                const std::string& where);
 
