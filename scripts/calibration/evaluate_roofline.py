@@ -208,6 +208,26 @@ def l2_section(prov):
     return lines
 
 
+def generated_sections(path: str) -> str:
+    """What other scripts write into the document (from its first `<!-- name:begin` marker on: the learned
+    predictors, memory, our GPU rows, the browser family), kept as it is: this script writes the part above
+    it, and rewriting the whole file would drop their figures until each of those scripts ran again."""
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        text = f.read()
+    lines = text.split("\n")
+    first = next((k for k, line in enumerate(lines) if line.startswith("<!-- ") and ":begin" in line), None)
+    if first is None:
+        return ""
+    above = first - 1
+    while above >= 0 and not lines[above].strip():
+        above -= 1
+    if above >= 0 and lines[above].startswith("## "):  # a section whose heading is written above its marker
+        first = above
+    return "\n".join(lines[first:])
+
+
 def main():
     rows = []
     with open(CONSTANTS) as f:
@@ -296,8 +316,9 @@ def main():
               "Power model (`weights/roofline.json` \"power\"):", "", "```json",
               json.dumps(doc["power"], indent=1, sort_keys=True), "```", ""]
     os.makedirs(os.path.dirname(DOC), exist_ok=True)
+    tail = generated_sections(DOC)
     with open(DOC, "w") as f:
-        f.write("\n".join(lines))
+        f.write("\n".join(lines) + ("\n" + tail if tail else ""))
     print("\n".join(lines[:12 + len(rows)]))
     print("\n".join(energy_lines))
     print(f"wrote {DOC}")
