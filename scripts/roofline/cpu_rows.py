@@ -22,6 +22,7 @@ import pandas as pd
 from scripts import paths
 from scripts.measure import machines, probe_web
 from scripts.roofline.whole_models import family_split
+from scripts.zoo import manifest as zm
 
 MEASURED = paths.MEASURED
 ZOO = paths.ZOO_OUT
@@ -50,7 +51,7 @@ def ort_rows():
     counts = {"all": int(len(df))}
     df = df[(df.drift == 0) & (df.machine_id == m["machine_id"])].copy()
     counts["drift_free_this_machine"] = int(len(df))
-    df["graph"] = df.model.map(lambda z: os.path.join(ZOO, f"{z}.onnx"))
+    df["graph"] = df.model.map(zm.graph_path)
     df = df[df.graph.map(os.path.exists)].copy()
     counts["with_zoo_graph"] = int(len(df))
     df["device_id"] = m["catalog_id"]
@@ -71,7 +72,7 @@ def web_rows(entries=None):
     counts["drift_free"] = int(len(df))
     df = df[[(m, e) in entries for m, e in zip(df.machine_id, df.env)]].copy()
     counts["with_probe"] = int(len(df))
-    df["graph"] = df.model.map(lambda z: os.path.join(ZOO, f"{z}.onnx"))
+    df["graph"] = df.model.map(zm.graph_path)
     df = df[df.graph.map(os.path.exists)].copy()
     counts["with_zoo_graph"] = int(len(df))
     df["device_id"] = [probe_web.device_id(m, e) for m, e in zip(df.machine_id, df.env)]

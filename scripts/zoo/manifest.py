@@ -150,3 +150,30 @@ def read_all() -> list[dict]:
         with open(path) as f:
             out.extend(json.loads(line) for line in f if line.strip())
     return out
+
+
+def graph_path(model: str) -> str:
+    """scripts/zoo/out/<model>.onnx for a zoo model named "<generator>/<id>" (or a classic export's stem),
+    following the generator's recorded duplicates: an id measured before its graph turned out to be another
+    id's (torchvision's own name wins over a variant that builds the same graph, and the variant's file is
+    removed) is that id's graph, so its measured rows keep their graph."""
+    path = os.path.join(OUT_DIR, f"{model}.onnx")
+    if os.path.exists(path) or "/" not in model:
+        return path
+    generator, gid = model.split("/", 1)
+    same = _duplicates(generator).get(gid)
+    return os.path.join(OUT_DIR, generator, f"{same}.onnx") if same else path
+
+
+_duplicates_of: dict[str, dict] = {}
+
+
+def _duplicates(generator: str) -> dict:
+    if generator not in _duplicates_of:
+        path = os.path.join(MANIFEST_DIR, f"{generator}_failures.json")
+        doc = {}
+        if os.path.exists(path):
+            with open(path) as f:
+                doc = json.load(f)
+        _duplicates_of[generator] = doc.get("_duplicates", {})
+    return _duplicates_of[generator]
