@@ -303,14 +303,15 @@ def fit_ood(train: pd.DataFrame, folds: int, kind: str) -> dict:
 def choose_ood(oof: pd.DataFrame, params: dict, folds: int, members) -> dict:
     """The embedding whose out-of-fold flag separates the errors best: per kind, the ensemble's out-of-fold
     error on rows flagged (distance beyond the threshold) over its error on the rest, each source weighing
-    the same; the kind with the larger ratio is kept. Out-of-fold rows only: the held-out families never
-    choose."""
+    the same; the kind with the larger ratio is kept (of the kinds whose network is a candidate member).
+    Out-of-fold rows only: the held-out families never choose."""
     kind_of = group_of(oof.runtime)
     logs, y, w = member_logs(oof, members), np.log(oof.latency_ms.to_numpy()), source_weights(oof)
     weights = np.stack([params.get(f, params[k])["weights"] for f, k in zip(oof.device_family, kind_of)])
     err = np.abs(np.exp((logs * weights).sum(1) - y) - 1)
     best = None
-    for kind in OOD_EMBEDDINGS:
+    embedder = {"graph": "gnn", "sequence": "transformer"}
+    for kind in [k for k in OOD_EMBEDDINGS if embedder[k] in members]:
         ood = fit_ood(oof, folds, kind)
         flag = embedding_key(oof, kind).map(ood["held"]).to_numpy() > ood["threshold"]
         mean = lambda m: float(np.sum(w[m] * err[m]) / max(np.sum(w[m]), 1e-12))
@@ -359,7 +360,15 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true", help="export weights/ensemble.pcwt")
     ap.add_argument("--folds", type=int, default=3)
     ap.add_argument("--cache", help="pickle of the core's rows and graphs (read if present, else written)")
+    ap.add_argument("--members", default=",".join(MEMBERS),
+                    help="the candidates (roofline first): leaving a learned one out skips its per-fold refits "
+                         "(hours for a network on 2 cores); the file's provenance says which were candidates")
     args = ap.parse_args(argv)
+    candidates = [m for m in MEMBERS if m in args.members.split(",")]
+    if candidates[:1] != ["roofline"] or set(args.members.split(",")) - set(MEMBERS):
+        ap.error(f"--members takes roofline first, then any of {', '.join(MEMBERS[1:])}")
+    if not {"gnn", "transformer"} & set(candidates):
+        ap.error("--members needs the GNN or the transformer: one of their embeddings places a model (out of distribution)")
 
     schema = trows.schema()
     help_sample = int(networks.committed_recipe(trees.OUT)["help_sample"])
@@ -369,14 +378,14 @@ def main(argv=None) -> int:
           f"{len(sequences[0])} kernel sequences")
     oof_cache = f"{args.cache}.oof{args.folds}" if args.cache else None
     oof = pd.read_pickle(oof_cache) if oof_cache and os.path.exists(oof_cache) else None
-    missing = [m for m in MEMBERS[1:] if oof is None or f"log_{m}" not in oof]  # (the GNN's stay cached)
+    missing = [m for m in candidates[1:] if oof is None or f"log_{m}" not in oof]  # (the GNN's stay cached)
     if missing:
         print("out of fold: " + ", ".join(missing), flush=True)
         more = out_of_fold(df, graphs, sequences, args.folds, schema, missing)
         oof = more if oof is None else oof.join(more[[f"log_{m}" for m in missing]])
         if oof_cache:
             oof.to_pickle(oof_cache)
-    members = list(MEMBERS)
+    members = list(candidates)
     params = fit(oof, members)
     ood = choose_ood(oof, params, args.folds, members)
     placer = "gnn" if ood["kind"] == "graph" else "transformer"
@@ -389,8 +398,11 @@ def main(argv=None) -> int:
     if not args.write:
         return 0
     versions = member_versions(test.iloc[0], members)
+    refitted = " and ".join({"trees": "trees", "gnn": "GNN", "transformer": "transformer"}[m] for m in candidates[1:])
+    left_out = [m for m in MEMBERS if m not in candidates]
     prov = (f"weights, band and out-of-distribution distance fitted on {args.folds}-fold out-of-fold predictions "
-            f"of the train families (trees, GNN and transformer refitted per fold with their committed recipes): " +
+            f"of the train families ({refitted} refitted per fold with their committed recipes" +
+            (f"; not a candidate: {', '.join(left_out)}" if left_out else "") + "): " +
             ", ".join(f"{s} {n}" for s, n in oof.source.value_counts().items()) +
             "; never on the held-out families")
     # Which families have held-out rows decides where the ensemble predicts; their error is measured next.
