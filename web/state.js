@@ -18,7 +18,7 @@ export function defaults() {
     pue: null,
     target: null,      // latency target, ms
     runtime: '',
-    predictor: '',     // '': auto (learned where it beats the roofline on held-out rows)
+    predictor: '',     // '': auto (learned where it beats the roofline for the device: docs/accuracy.md)
     dims: {},          // other symbolic dims
     sort: 'latency_ms',
     dir: 'asc',

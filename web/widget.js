@@ -5,7 +5,7 @@
 //
 // Attributes mirror `perfcard predict`: src (the model, fetched from the host page's origin), devices
 // (ids, "all", "cpus"), batch ("1,8"), precision, mode, region, dims ("sequence=128,..."), latency-target,
-// runtime, predictor (default auto: learned where it beats the roofline; its file is fetched from beside
+// runtime, predictor (default auto: learned where it beats the roofline for the device; its file is fetched from beside
 // this script), title. The numbers are the page's and the CLI's: the same wasm core computes them, in the
 // reader's browser. Nothing is sent anywhere; the model is fetched from `src` only.
 import { createPerfCard } from './lib/perfcard.js';

@@ -173,7 +173,7 @@ PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const Devic
   PredictorOutput out = domain_.correct(std::move(r), mixed - base, "the ensemble's");
   out.predictor = name();
   out.version = version_;
-  domain_.judge(family, row, {}, roofline_->uncertainty(*q.device, nullptr), out);
+  domain_.judge(*q.device, family, row, {}, roofline_->uncertainty(*q.device, nullptr), out);
   if (p->unknown_ops > 0) {
     out.out_of_distribution = true;
     out.warnings.push_back("out of distribution: " + std::to_string(p->unknown_ops) +

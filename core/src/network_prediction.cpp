@@ -27,7 +27,7 @@ PredictorOutput network_prediction(const RooflinePredictor& roofline, const Trai
   }
   std::string family;
   roofline.constants().family_of(*q.device, &family);
-  domain.judge(family, row, {}, roofline.uncertainty(*q.device, nullptr), out);
+  domain.judge(*q.device, family, row, {}, roofline.uncertainty(*q.device, nullptr), out);
   return out;
 }
 

@@ -26,28 +26,23 @@ std::string joined(std::span<const std::string_view> names) {
   return s;
 }
 
-// Per device family: of the loaded learned predictors, the one with the lowest held-out error on that
-// family among those whose file says they beat the roofline there, else the roofline; and a learned
-// predictor only for rows inside its training data. Out of distribution (a device or model unlike any
-// they were trained on) the learned predictors extrapolate a correction nothing measured; the roofline's
-// physics carries the device and the shapes there, so it predicts, and the row says why.
+// Per device: of the loaded learned predictors, the one with the lowest measured error among those whose
+// file says they beat the roofline where this device stands (its family's held-out model families on a
+// device they trained on; leave one device out on a device they never saw, which is most of the catalog and
+// every visitor's own machine), else the roofline; and a learned predictor only for rows inside its
+// training data. Out of distribution (a device or model unlike any they were trained on) the learned
+// predictors extrapolate a correction nothing measured; the roofline's physics carries the device and the
+// shapes there, so it predicts, and the row says why.
 class AutoPredictor final : public Predictor {
  public:
   AutoPredictor(std::shared_ptr<const RooflinePredictor> roofline, std::vector<std::shared_ptr<const Predictor>> learned)
       : roofline_(std::move(roofline)), learned_(std::move(learned)) {
-    for (const auto& p : learned_)
-      for (const auto& [family, acc] : p->accuracy()) {
-        if (!acc.beats_roofline) continue;
-        auto [it, fresh] = choice_.emplace(family, p.get());
-        if (!fresh && acc.mape < it->second->accuracy().at(family).mape) it->second = p.get();
-      }
     // One prepared state must serve every choice: the learned one with the part of each embedder some
-    // family gets (it holds the trees' feature builder and the roofline's plan as well). A loaded
-    // predictor no family gets is never asked, so it embeds nothing.
+    // device may get (it holds the trees' feature builder and the roofline's plan as well). A loaded
+    // predictor that beats the roofline nowhere is never asked, so it embeds nothing.
     for (const auto& p : learned_) {
       const auto* e = dynamic_cast<const Embedder*>(p.get());
-      const bool chosen = std::any_of(choice_.begin(), choice_.end(), [&](const auto& c) { return c.second == p.get(); });
-      if (e && chosen) embedders_.push_back(e);
+      if (e && p->beats_roofline_somewhere()) embedders_.push_back(e);
     }
   }
   std::string name() const override { return "auto"; }
@@ -66,16 +61,16 @@ class AutoPredictor final : public Predictor {
     if (p.subject.mode == Mode::Training) return roofline_->predict(p, q);
     std::string family;
     roofline_->constants().family_of(*q.device, &family);
-    auto it = choice_.find(family);
-    if (it == choice_.end()) return roofline_->predict(p, q);
-    PredictorOutput out = it->second->predict(p, q);
+    const Predictor* chosen = choose(family, q.device->id);
+    if (!chosen) return roofline_->predict(p, q);
+    PredictorOutput out = chosen->predict(p, q);
     if (!out.out_of_distribution) return out;
     PredictorOutput r = roofline_->predict(p, q);
     if (out.predictor == roofline_->name())  // it declined (a runtime it never trained on): no figure of its own
-      r.warnings.push_back("the " + it->second->name() + " predictor (" + it->second->version() +
+      r.warnings.push_back("the " + chosen->name() + " predictor (" + chosen->version() +
                            ") never trained on runtime '" + p.subject.runtime + "', so the roofline predicts");
     else
-      r.warnings.push_back("the " + it->second->name() + " predictor (" + it->second->version() +
+      r.warnings.push_back("the " + chosen->name() + " predictor (" + chosen->version() +
                            ") would be out of distribution here, so the roofline predicts; it said " +
                            three_digits(out.latency_ms) + " ms");
     return r;
@@ -84,7 +79,17 @@ class AutoPredictor final : public Predictor {
  private:
   std::shared_ptr<const RooflinePredictor> roofline_;
   std::vector<std::shared_ptr<const Predictor>> learned_;
-  std::map<std::string, const Predictor*> choice_;  // device family -> the learned predictor it gets
+  const Predictor* choose(const std::string& family, const std::string& device_id) const {
+    const Predictor* best = nullptr;
+    double best_mape = 0;
+    for (const auto& p : learned_) {
+      const FamilyAccuracy* acc = p->accuracy_for(family, device_id);
+      if (!acc || !acc->beats_roofline) continue;
+      if (!best || acc->mape < best_mape) best = p.get(), best_mape = acc->mape;
+    }
+    return best;
+  }
+
   std::vector<const Embedder*> embedders_;
 };
 

@@ -28,16 +28,28 @@ TrainingDomain::TrainingDomain(const WeightsFile& w, std::size_t n) {
   families_ = w.get_strings("training.families");
   runtimes_ = w.get_strings("training.runtimes");
   if (runtimes_.empty()) throw data_error("training.runtimes names no runtime");
-  const auto& fam = w.get_strings("accuracy.families");
-  const auto& mape = w.get_floats("accuracy.mape");
-  const auto& rows = w.get_ints("accuracy.rows");
-  const auto& beats = w.get_ints("accuracy.beats_roofline");
-  if (mape.size() != fam.size() || rows.size() != fam.size() || beats.size() != fam.size())
-    throw data_error("the accuracy.* arrays differ in length");
-  for (std::size_t i = 0; i < fam.size(); ++i) {
-    if (!(mape[i] >= 0) || !std::isfinite(mape[i])) throw data_error("accuracy.mape of '" + fam[i] + "' is not a finite number >= 0");
-    accuracy_[fam[i]] = {mape[i], rows[i], beats[i] != 0};
+  accuracy_ = read_accuracy(w, "accuracy");
+  if (w.find("training.devices")) {
+    devices_ = w.get_strings("training.devices");
+    std::sort(devices_.begin(), devices_.end());
   }
+  if (w.find("accuracy.unseen.families")) unseen_ = read_accuracy(w, "accuracy.unseen");
+}
+
+std::map<std::string, FamilyAccuracy> TrainingDomain::read_accuracy(const WeightsFile& w, const std::string& prefix) {
+  const auto& fam = w.get_strings(prefix + ".families");
+  const auto& mape = w.get_floats(prefix + ".mape");
+  const auto& rows = w.get_ints(prefix + ".rows");
+  const auto& beats = w.get_ints(prefix + ".beats_roofline");
+  if (mape.size() != fam.size() || rows.size() != fam.size() || beats.size() != fam.size())
+    throw data_error("the " + prefix + ".* arrays differ in length");
+  std::map<std::string, FamilyAccuracy> out;
+  for (std::size_t i = 0; i < fam.size(); ++i) {
+    if (!(mape[i] >= 0) || !std::isfinite(mape[i]))
+      throw data_error(prefix + ".mape of '" + fam[i] + "' is not a finite number >= 0");
+    out[fam[i]] = {mape[i], rows[i], beats[i] != 0};
+  }
+  return out;
 }
 
 std::optional<PredictorOutput> TrainingDomain::untrained_runtime(const RooflinePredictor& roofline,
@@ -84,10 +96,14 @@ PredictorOutput TrainingDomain::correct(RooflineResult r, double margin, std::st
   return out;
 }
 
-void TrainingDomain::judge(const std::string& family, std::span<const float> row, const std::vector<bool>& used,
-                           double fallback, PredictorOutput& out) const {
-  auto acc = accuracy_.find(family);
-  out.uncertainty = acc != accuracy_.end() && acc->second.rows > 0 ? acc->second.mape : fallback;
+void TrainingDomain::judge(const Device& device, const std::string& family, std::span<const float> row,
+                           const std::vector<bool>& used, double fallback, PredictorOutput& out) const {
+  const FamilyAccuracy* acc = accuracy_for(family, device.id);
+  if (!acc || acc->rows <= 0) {
+    auto held = accuracy_.find(family);
+    acc = held != accuracy_.end() ? &held->second : nullptr;
+  }
+  out.uncertainty = acc && acc->rows > 0 ? acc->mape : fallback;
   if (std::find(families_.begin(), families_.end(), family) == families_.end()) {
     out.out_of_distribution = true;
     out.warnings.push_back("out of distribution: no measured rows of device family '" + family + "' were trained on");

@@ -77,10 +77,10 @@ def main(argv=None) -> int:
     lodo_tab = None
     if not args.no_lodo:
         lodo_tab = report.table(trees.lodo(df, sorted(df.device_id.unique())), "leave one device out")
-    block = report.section(held, lodo_tab, accuracy, schema, version, gnn_block)
+    block = report.section(held, lodo_tab, accuracy, schema, version, gnn_block, report.unseen_lines(w.metadata))
     print(block)
     if args.update_doc:
-        report.update_doc(held, lodo_tab, accuracy, schema, version, gnn_block)
+        report.update_doc(block)
         eager_floor.write(floor)
     if args.check:
         committed = report.committed_section()

@@ -122,10 +122,13 @@ def base_metadata(kind: str, schema: dict, sources: list[str], provenance: str) 
             "created_by": "scripts/training/trees.py"}
 
 
-def training_domain(train: pd.DataFrame, accuracy: dict) -> tuple[dict, dict]:
+def training_domain(train: pd.DataFrame, accuracy: dict, unseen: dict | None = None) -> tuple[dict, dict]:
     """What every learned predictor's file says about its training rows (the core's TrainingDomain reads it):
-    metadata (target range, device families and runtimes, held-out accuracy per family) and tensors (each
-    feature's range in the training rows, NaN where a feature was never known)."""
+    metadata (target range, device families, devices and runtimes, held-out accuracy per family) and tensors
+    (each feature's range in the training rows, NaN where a feature was never known). `unseen`: accuracy per
+    family on devices left out of training (leave one device out, report.family_accuracy of its rows); the
+    core lets "auto" take the predictor for a device it never trained on only where that says it beats the
+    roofline, so a file without it serves the devices it trained on."""
     x = trows.feature_matrix(train)
     with np.errstate(all="ignore"):
         lo = np.nanmin(np.where(np.isnan(x), np.inf, x), axis=0)
@@ -135,21 +138,30 @@ def training_domain(train: pd.DataFrame, accuracy: dict) -> tuple[dict, dict]:
     meta = {"target": "log(measured / roofline latency)", "target.min": float(y.min()), "target.max": float(y.max()),
             "training.families": pcwt.Array("string", sorted(train.device_family.unique())),
             "training.runtimes": pcwt.Array("string", sorted(train.runtime.unique())),
+            "training.devices": pcwt.Array("string", sorted(train.device_id.unique())),
             "training.rows": int(len(train)),
             "accuracy.families": pcwt.Array("string", fams),
             "accuracy.mape": pcwt.Array("float64", [accuracy[f]["mape"] for f in fams]),
             "accuracy.rows": pcwt.Array("int64", [accuracy[f]["rows"] for f in fams]),
             "accuracy.beats_roofline": pcwt.Array("int64", [int(accuracy[f]["beats"]) for f in fams]),
             "accuracy.split": "held-out model families (30% of families, never trained on)"}
+    if unseen:
+        ufams = sorted(unseen)
+        meta.update({"accuracy.unseen.families": pcwt.Array("string", ufams),
+                     "accuracy.unseen.mape": pcwt.Array("float64", [unseen[f]["mape"] for f in ufams]),
+                     "accuracy.unseen.roofline_mape": pcwt.Array("float64", [unseen[f]["roofline_mape"] for f in ufams]),
+                     "accuracy.unseen.rows": pcwt.Array("int64", [unseen[f]["rows"] for f in ufams]),
+                     "accuracy.unseen.beats_roofline": pcwt.Array("int64", [int(unseen[f]["beats"]) for f in ufams]),
+                     "accuracy.unseen.split": "leave one device out (each device's rows, trained on the others')"})
     tensors = {"train.min": np.where(np.isinf(lo), np.nan, lo).astype(np.float32),
                "train.max": np.where(np.isinf(hi), np.nan, hi).astype(np.float32)}
     return meta, tensors
 
 
 def export(booster, train: pd.DataFrame, accuracy: dict, schema: dict, fmt: str, provenance: str,
-           help_sample: int) -> bytes:
+           help_sample: int, unseen: dict | None = None) -> bytes:
     t = soa_trees(booster)
-    domain_meta, domain_tensors = training_domain(train, accuracy)
+    domain_meta, domain_tensors = training_domain(train, accuracy, unseen)
     meta = base_metadata("trees", schema, sorted(train.source.unique()), provenance)
     meta.update(domain_meta)
     meta.update({
@@ -215,18 +227,24 @@ def main(argv=None) -> int:
     for fam, a in sorted(accuracy.items()):
         print(f"  {fam}: trees {a['mape']:.1%} vs roofline {a['roofline_mape']:.1%} on {a['rows']} rows"
               f" -> {'trees' if a['beats'] else 'roofline'} by default")
-    lodo_tab = None
+    lodo_tab, unseen = None, None
+    if args.write and args.no_lodo:
+        ap.error("--write needs the leave-one-device-out rows: the file's accuracy on devices it never trained on")
     if not args.no_lodo:
         devs = sorted(df.device_id.unique())
         lo = lodo(df, devs)
         lodo_tab = report.table(lo, "leave one device out")
         print(report.markdown(lodo_tab))
+        unseen = report.family_accuracy(lo)
+        for fam, a in sorted(unseen.items()):
+            print(f"  {fam}, a device never trained on: trees {a['mape']:.1%} vs roofline {a['roofline_mape']:.1%} "
+                  f"on {a['rows']} rows -> {'trees' if a['beats'] else 'roofline'} by default")
     if args.write:
         prov = (f"xgboost {xgb.__version__} {json.dumps(PARAMS, sort_keys=True)}, {ROUNDS} rounds; row weight " +
                 f"{ROW_WEIGHT}; rows: " +
                 ", ".join(f"{s} {n}" for s, n in train.source.value_counts().items()) +
                 f"; train split of a by-family split (30% of families held out); HELP sample {args.help_sample} cells")
-        data = export(booster, train, accuracy, schema, args.leaf, prov, args.help_sample)
+        data = export(booster, train, accuracy, schema, args.leaf, prov, args.help_sample, unseen)
         with open(OUT, "wb") as f:
             f.write(data)
         n = write_parity(booster, test, schema)

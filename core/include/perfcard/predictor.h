@@ -98,8 +98,19 @@ class Predictor {
   virtual std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const = 0;
   // `prepared` must come from this predictor's prepare(); another's is refused (Error, internal).
   virtual PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const = 0;
-  // A learned predictor's held-out accuracy per device family (what "auto" chooses by); empty otherwise.
-  virtual const std::map<std::string, FamilyAccuracy>& accuracy() const {
+  // A learned predictor's held-out accuracy per device family; empty otherwise.
+  virtual const std::map<std::string, FamilyAccuracy>& accuracy() const { return no_accuracy(); }
+  // What "auto" chooses by: the figure that fits this device (held-out families on a device the predictor
+  // trained on, leave one device out on another); nullptr where none was measured.
+  virtual const FamilyAccuracy* accuracy_for(const std::string& /*family*/, const std::string& /*device_id*/) const {
+    return nullptr;
+  }
+  // Whether accuracy_for() beats the roofline for some family and device: a predictor that never does is
+  // never chosen, so nothing is prepared for it.
+  virtual bool beats_roofline_somewhere() const { return false; }
+
+ private:
+  static const std::map<std::string, FamilyAccuracy>& no_accuracy() {
     static const std::map<std::string, FamilyAccuracy> none;
     return none;
   }

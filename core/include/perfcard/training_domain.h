@@ -28,7 +28,8 @@ class TrainingDomain {
  public:
   TrainingDomain() = default;
   // Reads target.min/max, train.min/max (`features` values each), training.families, training.runtimes
-  // and accuracy.*.
+  // and accuracy.*; and where the file has them, training.devices and accuracy.unseen.* (a file without
+  // training.devices never says a device was trained on).
   TrainingDomain(const WeightsFile& file, std::size_t features);
 
   // A correction learned on one runtime's residuals (eager PyTorch's per-op dispatch, say) says nothing of
@@ -47,19 +48,42 @@ class TrainingDomain {
   double clamp(double margin, PredictorOutput& out, std::string_view whose) const;
   // The same correction, held to the range without a word (for a predictor that combines others').
   double held(double margin) const { return std::clamp(margin, lo_, hi_); }
-  // Sets out.uncertainty (the family's held-out MAPE, else `fallback`) and out.out_of_distribution with its
-  // reasons: a family never trained on, or a feature (among `used`; empty = all) outside the training
-  // rows' range by more than a tenth of that range. Out of distribution doubles the uncertainty.
-  void judge(const std::string& family, std::span<const float> row, const std::vector<bool>& used, double fallback,
-             PredictorOutput& out) const;
+  // Sets out.uncertainty (the measured error that fits the device: on a device trained on, the family's
+  // held-out-family MAPE; on another, the family's leave-one-device-out MAPE where the file has it, else the
+  // held-out-family one; `fallback` where neither) and out.out_of_distribution with its reasons: a family
+  // never trained on, or a feature (among `used`; empty = all) outside the training rows' range by more than
+  // a tenth of that range. Out of distribution doubles the uncertainty.
+  void judge(const Device& device, const std::string& family, std::span<const float> row, const std::vector<bool>& used,
+             double fallback, PredictorOutput& out) const;
 
   const std::map<std::string, FamilyAccuracy>& accuracy() const { return accuracy_; }
+  // Accuracy per family on devices left out of training (empty: never measured there).
+  const std::map<std::string, FamilyAccuracy>& unseen_accuracy() const { return unseen_; }
+  // Whether accuracy_for() says it beats the roofline for any family and device.
+  bool beats_roofline_somewhere() const {
+    auto any = [](const std::map<std::string, FamilyAccuracy>& by) {
+      return std::any_of(by.begin(), by.end(), [](const auto& f) { return f.second.beats_roofline; });
+    };
+    return (!devices_.empty() && any(accuracy_)) || any(unseen_);
+  }
+  bool trained_on(const std::string& device_id) const {
+    return std::binary_search(devices_.begin(), devices_.end(), device_id);
+  }
+  // The figure that says how this predictor does on `device` of `family`: held-out families on a device it
+  // trained on, leave one device out on another; nullptr where the file measured neither.
+  const FamilyAccuracy* accuracy_for(const std::string& family, const std::string& device_id) const {
+    const auto& by = trained_on(device_id) ? accuracy_ : unseen_;
+    auto it = by.find(family);
+    return it == by.end() ? nullptr : &it->second;
+  }
 
  private:
+  static std::map<std::string, FamilyAccuracy> read_accuracy(const WeightsFile& file, const std::string& prefix);
+
   double lo_ = -3, hi_ = 3;
   std::vector<float> train_min_, train_max_;
-  std::vector<std::string> families_, runtimes_;
-  std::map<std::string, FamilyAccuracy> accuracy_;
+  std::vector<std::string> families_, runtimes_, devices_;  // devices_ sorted
+  std::map<std::string, FamilyAccuracy> accuracy_, unseen_;
 };
 
 }  // namespace perfcard
