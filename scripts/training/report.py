@@ -220,24 +220,32 @@ def members_text(meta: dict | None) -> str:
     return ", ".join(members) if members else "trees, GNN"
 
 
-def defaults_lines(test: pd.DataFrame) -> list[str]:
-    """Per device family, every predictor's held-out MAPE and the one "auto" takes: the learned predictor with
-    the lowest error among those that beat the roofline on at least MIN_ROWS_DEFAULT rows (the core's
+def defaults_lines(test: pd.DataFrame, files: dict[str, dict]) -> list[str]:
+    """Per device family, every predictor's held-out MAPE and the one "auto" takes on the devices the learned
+    predictors trained on: the one with the lowest error among those that beat the roofline on at least
+    MIN_ROWS_DEFAULT rows and whose file (`files`: name -> metadata) lists its training devices (the core's
     AutoPredictor reads the same figures from the files)."""
     cols = {"trees": "trees_ms", "gnn": "gnn_ms", "transformer": "transformer_ms", "ensemble": "ensemble_ms"}
+    listed = {k for k in cols if "training.devices" in files.get(k, {})}
     lines = ["### What `--predictor auto` takes per device family (held-out rows)", "",
              "| family | rows | roofline MAPE | trees MAPE | GNN MAPE | transformer MAPE | ensemble MAPE | auto takes |",
              "|---|---:|---:|---:|---:|---:|---:|---|"]
     for fam, g in test.groupby("device_family"):
         r = ape(g.roofline_ms, g.latency_ms).mean()
         m = {k: ape(g[c], g.latency_ms).mean() for k, c in cols.items()}
-        ok = {k: v for k, v in m.items() if v < r and len(g) >= MIN_ROWS_DEFAULT}
+        ok = {k: v for k, v in m.items() if v < r and len(g) >= MIN_ROWS_DEFAULT and k in listed}
         pick = min(ok, key=ok.get) if ok else "roofline"
         lines.append(f"| {fam} | {len(g)} | {fmt_pct(r)} | " + " | ".join(fmt_pct(m[k]) for k in cols) + f" | {pick} |")
-    return lines + ["", "A device family without held-out rows (hopper, volta, ...) gets the roofline, and so does a row "
-                    "the chosen predictor would predict out of distribution. The choice is made on these same held-out "
-                    "rows (as the files record them), so where two predictors are close the chosen one's figure is a "
-                    "slightly optimistic estimate of its error on new families.", ""]
+    unlisted = [k for k in cols if k not in listed]
+    return lines + ["", "This is the choice on a device the learned predictors trained on (every held-out row here is "
+                    "on one); on a device they never saw, the table \"What `--predictor auto` takes on a device never "
+                    "trained on\" above decides. A device family without held-out rows (hopper, ...) gets the "
+                    "roofline, and so does a row the chosen predictor would predict out of distribution. The choice is made on these same held-out rows (as the files record them), so "
+                    "where two predictors are close the chosen one's figure is a slightly optimistic estimate of its "
+                    "error on new families." + (
+                        f" Not a candidate: {', '.join(unlisted)} (a file written before files listed their training "
+                        "devices counts every device as unseen, and has no figure there; retraining writes both)."
+                        if unlisted else ""), ""]
 
 
 def unseen_lines(meta: dict) -> list[str]:
