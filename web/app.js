@@ -416,7 +416,7 @@ function renderTable() {
   $('#table-about').replaceChildren('Latency ± the predictor\'s held-out error for that device family, or the ensemble\'s 80% band (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
     '). Host-bound: the device computes less than half of the latency (its busy time is the kernel floor) and waits on the host issuing kernels the rest.',
     result.replay ? ` CUDA graphs: runtime ${REPLAY_RUNTIME} (CUDA graphs, torch.compile's reduce-overhead), predicted by the roofline, not fitted on measurements.` : '',
-    result.here ? ` This device: ${HERE_RUNTIME} (wasm, 1 thread) on the rates measured here, predicted by ${result.here.predictions[0]?.predictor.name ?? 'the roofline'}: the roofline's browser family, fitted on our onnxruntime-web measurements, and where a learned predictor beats it on those, its correction (see the accuracy page).` : '',
+    result.here ? ` This device: ${HERE_RUNTIME} (wasm, 1 thread) on the rates measured here, predicted by ${result.here.predictions[0]?.predictor.name ?? 'the roofline'}: the roofline's browser family, fitted on our onnxruntime-web measurements, and a learned correction only where one beat it on a machine it never trained on (see the accuracy page).` : '',
     ' * = the device lacks the requested precision.');
   tbody.replaceChildren(...sortedRows().map((r) => {
     const cap = r.device_memory_gb * 1e9 / 2 ** 20;
