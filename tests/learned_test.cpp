@@ -318,8 +318,10 @@ TEST_CASE("a runtime no training row ran on gets the roofline's row from every l
           CHECK(said.find(std::string("never trained on runtime '") + runtime + "', so the roofline predicts") != std::string::npos);
         } else {
           CHECK(r.out_of_distribution);
-          CHECK(said.find(std::string("training rows ran on onnxruntime, pytorch-eager, not on runtime '") + runtime +
-                          "', so the roofline predicts") != std::string::npos);
+          // (each file names the runtimes its rows ran on: eager PyTorch among them, this one not)
+          CHECK(said.find("training rows ran on ") != std::string::npos);
+          CHECK(said.find("pytorch-eager") != std::string::npos);
+          CHECK(said.find(std::string(", not on runtime '") + runtime + "', so the roofline predicts") != std::string::npos);
         }
       }
     }
