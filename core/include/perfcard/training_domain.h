@@ -57,8 +57,6 @@ class TrainingDomain {
              double fallback, PredictorOutput& out) const;
 
   const std::map<std::string, FamilyAccuracy>& accuracy() const { return accuracy_; }
-  // Accuracy per family on devices left out of training (empty: never measured there).
-  const std::map<std::string, FamilyAccuracy>& unseen_accuracy() const { return unseen_; }
   // Whether accuracy_for() says it beats the roofline for any family and device.
   bool beats_roofline_somewhere() const {
     auto any = [](const std::map<std::string, FamilyAccuracy>& by) {
