@@ -157,7 +157,8 @@ MEMORY = [
 ]
 
 
-def lines(rows, pred, failed, skipped, envs, predictors, runtime):
+def lines(rows, pred, failed, skipped, envs, predictors, runtime, memory_fitted_on=()):
+    """The per-device sections. `memory_fitted_on`: the devices whose rows the shipped stage G fit read."""
     out = []
     for dev, env in sorted(envs.items()):
         drows = [(i, r) for i, r in enumerate(rows) if r["device_id"] == dev]
@@ -169,10 +170,14 @@ def lines(rows, pred, failed, skipped, envs, predictors, runtime):
                 "; ".join(f"{k} ({v})" for k, v in skipped[dev].most_common()) + ".", "",
                 "Columns: rows, mean APE, median APE, median signed error (predicted / measured - 1), Kendall's tau. "
                 "The tables use the shipped constants (weights/roofline.json). No latency or power constant was "
-                "fitted on these rows; two memory constants (the CUDA context and the workspace, stage G below) "
-                "were, on the training families, so the memory tables are partly in-sample: the held-out "
-                "families' figures are stage G's table. The figures before any fit are in commit 0848abf's "
-                "docs/accuracy.md.",
+                "fitted on these rows; " + (
+                    "two memory constants (the CUDA context and the workspace, stage G below) were, on the training "
+                    "families, so the memory tables are partly in-sample: the held-out families' figures are stage "
+                    "G's table. The figures before any fit are in commit 0848abf's docs/accuracy.md."
+                    if dev in memory_fitted_on else
+                    "nor was any memory constant (stage G's shipped fit saw " + (", ".join(sorted(memory_fitted_on))
+                                                                                 or "no GPU of ours") +
+                    "): every table here is held out, for the device as a whole."),
                 "", "**Latency** (per predictor and protocol; the learned predictors answer where they can)", "",
                 "| predictor / protocol | rows | MAPE | median APE | median signed | tau |",
                 "|---|---:|---:|---:|---:|---:|"]
@@ -271,6 +276,61 @@ def refit(rows, base):
     return fitted, answers, dict(report, fitted=fitted, shipped=shipped)
 
 
+def stage_g_devices(constants, envs):
+    """The campaign devices whose rows the shipped stage G fit read (its provenance names them)."""
+    source = json.loads(constants.get("provenance", "{}")).get("stage_g", {}).get("source", "")
+    return {dev for dev in envs if dev in source}
+
+
+def cross_device(rows, base):
+    """Stage G fitted on every other device's training families and scored on one device's rows, all of
+    them: {device: (fitted, answers by row index)}. A device's host (its CPU, its Python) sets eager's
+    cost per kernel, so this is how the constants fare on a machine they never saw."""
+    from scripts.calibration.calibrate_eager_gpu import fit, with_constants
+    out = {}
+    for dev in sorted({r["device_id"] for r in rows}):
+        others = [r for r in rows if r["device_id"] != dev]
+        if not others:
+            continue
+        fitted, _ = fit(others, base)
+        constants = with_constants(base, **fitted)
+        idx = [i for i, r in enumerate(rows) if r["device_id"] == dev]
+        out[dev] = fitted, dict(zip(idx, run_queries([query(rows[i], "roofline", memory=True) for i in idx], constants)))
+    return out
+
+
+def cross_device_lines(rows, pred, base):
+    """Leave one device out: the shipped constants and stage G fitted on the other devices, on its rows."""
+    got = cross_device(rows, base)
+    if not got:
+        return []
+    out = ["### Stage G across machines: fitted on the other GPUs' training families, scored on every row of one", "",
+           "Each device's rows are predicted with stage G fitted on the other devices' rows only (their training "
+           "families), so nothing of that machine, its GPU or its host, was seen. Columns: the shipped constants, then "
+           "those fitted elsewhere.", "",
+           "| device | target / protocol | rows | shipped MAPE | shipped median signed | fitted elsewhere MAPE | fitted elsewhere median signed | tau |",
+           "|---|---|---:|---:|---:|---:|---:|---:|"]
+    used = MEMORY[2][1]
+    for dev, (fitted, answers) in got.items():
+        sel = lambda proto: [(i, r) for i, r in enumerate(rows)  # noqa: E731
+                             if i in answers and r["protocol"] == proto and ("roofline", i) in pred]
+        targets = [(f"latency / {p}", lambda x: x["latency_ms"], "median_ms", p) for p in ("inference", "training")]
+        targets += [(f"device used (NVML) / {p}", lambda x: used(x["memory_bytes"]), "device_used_mib", p)
+                    for p in ("inference", "inference-grad", "training")]
+        targets += [("board power (W) / inference", lambda x: x.get("power_w"), "power_w", "inference"),
+                    ("energy per sample (J) / inference", lambda x: x.get("energy_j_per_sample"), "energy_j_per_sample",
+                     "inference")]
+        for name, read, col, proto in targets:
+            pairs = [(i, r) for i, r in sel(proto) if r[col]]
+            a = metrics([(read(pred[("roofline", i)]), r[col]) for i, r in pairs])
+            b = metrics([(read(answers[i]), r[col]) for i, r in pairs])
+            if a and b:
+                t = "n/a" if b[4] != b[4] else f"{b[4]:.2f}"
+                out.append(f"| {dev} | {name} | {b[0]} | {a[1]:.0f}% | {a[3]:+.0f}% | {b[1]:.0f}% | {b[3]:+.0f}% | {t} |")
+        out.append(f"| {dev} | constants fitted elsewhere | | " + ", ".join(f"{k} {v:g}" for k, v in fitted.items()) + " | | | | |")
+    return out + [""]
+
+
 def refit_lines(rows, pred, answers, rep):
     """Held-out figures (families the refit never saw) before and after the refit."""
     fitted, shipped = rep["fitted"], rep["shipped"]
@@ -337,8 +397,9 @@ def main(argv=None):
         shipped = json.load(f)
     pred, failed = predict(rows, predictors, shipped)
     _, answers, rep = refit(rows, shipped)
-    text = "\n".join([BEGIN, *lines(rows, pred, failed, skipped, envs, predictors, shipped["runtimes"]["pytorch-eager"]),
-                      *refit_lines(rows, pred, answers, rep), END])
+    text = "\n".join([BEGIN, *lines(rows, pred, failed, skipped, envs, predictors, shipped["runtimes"]["pytorch-eager"],
+                                     stage_g_devices(shipped, envs)),
+                      *refit_lines(rows, pred, answers, rep), *cross_device_lines(rows, pred, shipped), END])
     print(text)
     return replace_section(text, BEGIN, END, "Our GPU measurements (issue 15)", a.update_doc, a.check,
                            "GPU campaign", DOC)

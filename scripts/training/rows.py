@@ -37,7 +37,7 @@ NB201_MANIFEST = os.path.join(paths.ZOO_MANIFESTS, "nasbench201.jsonl")
 # the GP102 card sold beside the TITAN Xp it also lists (an assumption: the LODO table shows its error).
 HELP_GPUS = {"1080ti": "gtx1080ti", "2080ti": "rtx2080ti", "titan_rtx": "titan-rtx", "titanx": "titanx-pascal",
              "titanxp": "titanxp"}
-SOURCES = ("timm", "dle", "cpu_ours", "web_ours", "help_gpu")
+SOURCES = ("timm", "dle", "cpu_ours", "web_ours", "help_gpu", "gpu_ours")
 
 
 def schema() -> dict:
@@ -86,6 +86,20 @@ def web_ours_rows() -> pd.DataFrame:
                   "fp32", "onnxruntime-web", [q["threads"] for q in qs], d.latency_ms.values)
 
 
+def gpu_ours_rows() -> pd.DataFrame:
+    """Our GPU campaign's no_grad inference rows (data/measured/gpu_<device>_torch.csv): PyTorch eager at
+    fp16 on the lent H100/H200. The other protocols are training steps, which the learned predictors do not
+    answer; the campaign's query (scripts/calibration/evaluate_gpu_ours.py) is the one every report asks."""
+    from scripts.calibration.evaluate_gpu_ours import load as load_gpu, query
+    got = [r for r in load_gpu()[0] if r["protocol"] == "inference"]
+    if not got:
+        return pd.DataFrame()
+    qs = [query(r, "roofline") for r in got]
+    return _frame("gpu_ours", [r["family"] for r in got], [q["model"] for q in qs], [q["dims"] for q in qs],
+                  [q["device"] for q in qs], [q["precision"] for q in qs], "pytorch-eager", 0,
+                  [r["median_ms"] for r in got])
+
+
 def help_gpu_rows(sample: int = 1000, seed: int = 0) -> pd.DataFrame:
     files = {}
     with open(NB201_MANIFEST) as f:
@@ -116,7 +130,7 @@ def load(sources=SOURCES, help_sample: int = 1000) -> tuple[pd.DataFrame, list[s
     """All rows with their roofline prediction and feature row; and the sources that had no rows (zoo
     graphs not exported, or data missing), by name, for the caller to report."""
     makers = {"timm": timm_rows, "dle": dle_rows, "cpu_ours": cpu_ours_rows, "web_ours": web_ours_rows,
-              "help_gpu": lambda: help_gpu_rows(help_sample)}
+              "help_gpu": lambda: help_gpu_rows(help_sample), "gpu_ours": gpu_ours_rows}
     frames, missing = [], []
     for s in sources:
         try:

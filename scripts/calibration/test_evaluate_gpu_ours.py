@@ -1,0 +1,61 @@
+"""The GPU campaign's evaluation: which rows each fit may read, and the rows it hands to training."""
+import json
+import unittest
+from unittest import mock
+
+from scripts.calibration import evaluate_gpu_ours as ego
+
+
+def row(device, family, protocol="inference", batch=1):
+    return {"device_id": device, "family": family, "protocol": protocol, "batch": batch, "sequence": 0,
+            "past_sequence": 0, "precision": "fp16", "graph": f"/zoo/{family}.onnx", "inputs": {"x": ["batch", 3]},
+            "median_ms": 2.0, "device_used_mib": 1000.0, "power_w": 100.0, "energy_j_per_sample": 0.2}
+
+
+class StageGDevices(unittest.TestCase):
+    def test_names_only_the_devices_the_shipped_fit_read(self):
+        envs = {"h200-sxm-141gb": {}, "h100-sxm5-80gb": {}}
+        prov = {"stage_g": {"source": "data/measured/gpu_*_torch.csv: h200-sxm-141gb (NVIDIA H200, ...)"}}
+        self.assertEqual(ego.stage_g_devices({"provenance": json.dumps(prov)}, envs), {"h200-sxm-141gb"})
+        self.assertEqual(ego.stage_g_devices({"provenance": "{}"}, envs), set())
+
+
+class CrossDevice(unittest.TestCase):
+    def test_a_device_is_scored_with_constants_fitted_without_any_of_its_rows(self):
+        rows = [row("a", "resnet"), row("a", "vgg"), row("b", "resnet"), row("b", "vit", "training")]
+        seen = {}
+
+        def fake_fit(fit_rows, base):
+            devices = {r["device_id"] for r in fit_rows}
+            seen[frozenset(devices)] = len(fit_rows)
+            return {"dispatch_us": 10.0 * len(devices)}, {}
+
+        with mock.patch("scripts.calibration.calibrate_eager_gpu.fit", fake_fit), \
+                mock.patch("scripts.calibration.calibrate_eager_gpu.with_constants", lambda base, **k: k), \
+                mock.patch.object(ego, "run_queries", lambda qs, constants: [{"q": q} for q in qs]):
+            got = ego.cross_device(rows, {})
+        self.assertEqual(seen, {frozenset({"b"}): 2, frozenset({"a"}): 2})
+        self.assertEqual(sorted(got["a"][1]), [0, 1])
+        self.assertEqual(sorted(got["b"][1]), [2, 3])
+
+    def test_one_device_has_nothing_to_fit_elsewhere(self):
+        with mock.patch("scripts.calibration.calibrate_eager_gpu.fit", side_effect=AssertionError("fitted")):
+            self.assertEqual(ego.cross_device([row("a", "resnet")], {}), {})
+
+
+class TrainingRows(unittest.TestCase):
+    def test_gpu_ours_hands_only_inference_rows_with_the_campaign_query(self):
+        from scripts.training import rows as trows
+        rows = [row("h100-sxm5-80gb", "resnet", batch=16), row("h100-sxm5-80gb", "resnet", "training"),
+                row("h100-sxm5-80gb", "resnet", "inference-grad")]
+        with mock.patch.object(ego, "load", lambda: (rows, {}, {})):
+            df = trows.gpu_ours_rows()
+        self.assertEqual(len(df), 1)
+        got = df.iloc[0]
+        self.assertEqual((got.source, got.device_id, got.precision, got.runtime, got.latency_ms),
+                         ("gpu_ours", "h100-sxm5-80gb", "fp16", "pytorch-eager", 2.0))
+        self.assertEqual(json.loads(got.dims), {"batch": 16})
+
+
+if __name__ == "__main__":
+    unittest.main()
