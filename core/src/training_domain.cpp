@@ -123,4 +123,20 @@ void TrainingDomain::judge(const Device& device, const std::string& family, std:
   if (out.out_of_distribution) out.uncertainty *= 2;
 }
 
+const std::map<std::string, FamilyAccuracy>& Predictor::accuracy() const {
+  static const std::map<std::string, FamilyAccuracy> none;
+  const TrainingDomain* d = training_domain();
+  return d ? d->accuracy() : none;
+}
+
+const FamilyAccuracy* Predictor::accuracy_for(const std::string& family, const std::string& device_id) const {
+  const TrainingDomain* d = training_domain();
+  return d ? d->accuracy_for(family, device_id) : nullptr;
+}
+
+bool Predictor::beats_roofline_somewhere() const {
+  const TrainingDomain* d = training_domain();
+  return d && d->beats_roofline_somewhere();
+}
+
 }  // namespace perfcard

@@ -39,11 +39,7 @@ class EnsemblePredictor final : public Predictor, public Embedder {
   void embed_into(LearnedPrepared& p) const override;
   PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
 
-  const std::map<std::string, FamilyAccuracy>& accuracy() const override { return domain_.accuracy(); }
-  bool beats_roofline_somewhere() const override { return domain_.beats_roofline_somewhere(); }
-  const FamilyAccuracy* accuracy_for(const std::string& family, const std::string& device_id) const override {
-    return domain_.accuracy_for(family, device_id);
-  }
+  const TrainingDomain* training_domain() const override { return &domain_; }
   // Distance of a model's embedding from the training models' (nearest centroid, in units of the training
   // embeddings' spread), and the distance beyond which a model is out of distribution.
   double embedding_distance(std::span<const float> embedding) const;

@@ -29,11 +29,7 @@ class GnnPredictor final : public Predictor, public Embedder, public RooflineCor
   void embed_into(LearnedPrepared& p) const override;
   PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
 
-  const std::map<std::string, FamilyAccuracy>& accuracy() const override { return domain_.accuracy(); }
-  bool beats_roofline_somewhere() const override { return domain_.beats_roofline_somewhere(); }
-  const FamilyAccuracy* accuracy_for(const std::string& family, const std::string& device_id) const override {
-    return domain_.accuracy_for(family, device_id);
-  }
+  const TrainingDomain* training_domain() const override { return &domain_; }
   const GraphNetwork& network() const { return *network_; }
   // The log correction of the roofline predict() applies for this state and feature row, held to the
   // training range.

@@ -20,6 +20,8 @@
 
 namespace perfcard {
 
+class TrainingDomain;
+
 // Where in a run a kernel belongs: a training step adds the backward pass and the optimizer's update to
 // the forward.
 enum class KernelPhase : std::uint8_t { Forward, Backward, Update };
@@ -98,22 +100,20 @@ class Predictor {
   virtual std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const = 0;
   // `prepared` must come from this predictor's prepare(); another's is refused (Error, internal).
   virtual PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const = 0;
-  // A learned predictor's held-out accuracy per device family; empty otherwise.
-  virtual const std::map<std::string, FamilyAccuracy>& accuracy() const { return no_accuracy(); }
+  // What a learned predictor's file says about its training rows (held-out accuracy per device family and
+  // on devices never trained on, the families, runtimes and devices it saw); nullptr for one that learned
+  // nothing (the roofline) or that chooses among others.
+  virtual const TrainingDomain* training_domain() const { return nullptr; }
+
+  // Read from training_domain(), for "auto" and the reports; empty / nullptr / false without one.
+  // Held-out accuracy per device family.
+  const std::map<std::string, FamilyAccuracy>& accuracy() const;
   // What "auto" chooses by: the figure that fits this device (held-out families on a device the predictor
   // trained on, leave one device out on another); nullptr where none was measured.
-  virtual const FamilyAccuracy* accuracy_for(const std::string& /*family*/, const std::string& /*device_id*/) const {
-    return nullptr;
-  }
+  const FamilyAccuracy* accuracy_for(const std::string& family, const std::string& device_id) const;
   // Whether accuracy_for() beats the roofline for some family and device: a predictor that never does is
   // never chosen, so nothing is prepared for it.
-  virtual bool beats_roofline_somewhere() const { return false; }
-
- private:
-  static const std::map<std::string, FamilyAccuracy>& no_accuracy() {
-    static const std::map<std::string, FamilyAccuracy> none;
-    return none;
-  }
+  bool beats_roofline_somewhere() const;
 };
 
 }  // namespace perfcard

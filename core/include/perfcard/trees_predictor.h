@@ -29,11 +29,7 @@ class TreesPredictor final : public Predictor, public RooflineCorrection {
   std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const override;
   PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
 
-  const std::map<std::string, FamilyAccuracy>& accuracy() const override { return domain_.accuracy(); }
-  bool beats_roofline_somewhere() const override { return domain_.beats_roofline_somewhere(); }
-  const FamilyAccuracy* accuracy_for(const std::string& family, const std::string& device_id) const override {
-    return domain_.accuracy_for(family, device_id);
-  }
+  const TrainingDomain* training_domain() const override { return &domain_; }
   // The log correction of the roofline predict() applies for this feature row, held to the training range.
   double correction(std::span<const float> row) const { return domain_.held(trees_->margin(row)); }
   double correction(const LearnedPrepared&, std::span<const float> row) const override { return correction(row); }
