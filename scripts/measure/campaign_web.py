@@ -93,6 +93,10 @@ def main():
     if not os.path.isdir(os.path.join(paths.MEASURE, "node_modules", "onnxruntime-web")):
         subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=paths.MEASURE, check=True,
                        env=dict(os.environ, ONNXRUNTIME_NODE_INSTALL_CUDA="skip"))
+    # Chromium is driven by the browser tests' harness (tests/web/harness.mjs), whose playwright-core is the
+    # repository's own dependency: a clone that never ran `npm test` lacks it.
+    if "chromium" in envs and not os.path.isdir(os.path.join(paths.ROOT, "node_modules", "playwright-core")):
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=paths.ROOT, check=True)
     models = campaign.zoo_models([s for s in args.sets.split(",") if s])
     out_dir = os.path.dirname(os.path.abspath(args.csv))
     os.makedirs(out_dir, exist_ok=True)
