@@ -43,6 +43,26 @@ class BrowserFamilyTest(unittest.TestCase):
         self.assertIn("| in-sample (fitted) | both | 4 | 25.0% | 20.0% | 0.90 |", text)
         self.assertIn("4.50x the probe's matrix rate", text)
 
+    def test_machines_left_out_are_reported_and_pooled_by_rows(self):
+        def figures(rows, mape):
+            return {"rows": rows, "mape": mape, "median_ape": mape, "kendall_tau": 0.8,
+                    "by_env": {"chromium": {"rows": rows, "mape": mape, "median_ape": mape, "kendall_tau": 0.8}}}
+        unseen = {"m1": {"all": figures(30, 0.4), "held_out_families": figures(10, 0.5), "fitted_on": ["m2"]},
+                  "m2": {"all": figures(10, 0.2), "held_out_families": None, "fitted_on": ["m1"]}}
+        self.assertEqual(W.pooled(unseen, "all"), {"mape": (30 * 0.4 + 10 * 0.2) / 40, "rows": 40})
+        self.assertEqual(W.pooled(unseen), {"mape": 0.5, "rows": 10})
+        self.assertIsNone(W.pooled({}))
+        m = figures(4, 0.25)
+        w = {"machines": ["m1", "m2"], "held_out": m, "in_sample": m, "train_families": ["a"], "held_out_families": ["b"],
+             "fitted": {"clock_ratio": 4.5, "vector_eff": 0.38, "mem_eff": 0.71, "onnxruntime_web_dispatch_us": 1.75},
+             "unseen_machines": unseen}
+        text = W.section(w)
+        self.assertIn("| m1 | m2 | 30 | chromium | 40.0% | 40.0% | 0.80 | 10, 50.0% |", text)
+        self.assertIn("| m2 | m1 | 10 | chromium | 20.0% | 20.0% | 0.80 | none |", text)
+        self.assertIn("Pooled over the left-out machines: held-out families 10 rows, MAPE 50.0% (the row's uncertainty); "
+                      "every family 40 rows, MAPE 35.0%.", text)
+        self.assertNotIn("One machine", text)
+
 
 if __name__ == "__main__":
     unittest.main()
