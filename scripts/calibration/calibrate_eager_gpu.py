@@ -55,13 +55,44 @@ def split_of(rows):
     return {r["family"]: family_split(r["family"]) for r in rows}
 
 
-def with_constants(base, **eager):
+def with_constants(base, launch_families=(), **eager):
+    """`base` with eager's runtime constants set, and `launch_us` (a kernel's least time on the GPU, a
+    constant of the device family) set on `launch_families`."""
     d = json.loads(json.dumps(base))
     for k, v in eager.items():
+        if k == "launch_us":
+            for fam in launch_families:
+                d["families"][fam]["launch_us"] = v
+            continue
         rts = MEMORY_RUNTIMES if k in ("context_mb", "workspace_mb") else ("pytorch-eager",)
         for rt in rts:
             d["runtimes"][rt][k] = v
     return d
+
+
+def busy_ms(answer):
+    """The device busy time of a `perfcard eval` answer."""
+    return answer["busy_fraction"] * answer["latency_ms"]
+
+
+def fit_launch(inf, base):
+    """launch_us of the families of the profiled rows (`gpu_busy_ms`: the union of one step's GPU operations)
+    fitted to their busy time, or None without such rows: (launch_us, families, rmse of log busy time)."""
+    from scipy.optimize import minimize_scalar
+    from scripts.calibration.evaluate_gpu_ours import query
+    prof = [r for r in inf if r.get("gpu_busy_ms")]
+    if not prof:
+        return None
+    qs = [query(r, "roofline") for r in prof]
+    families = sorted({x["family"] for x in run_queries(qs, base)})
+    measured = [float(r["gpu_busy_ms"]) for r in prof]
+
+    def loss(log_l):
+        res = run_queries(qs, with_constants(base, families, launch_us=math.exp(log_l)))
+        return statistics.fmean(math.log(busy_ms(x) / m) ** 2 for x, m in zip(res, measured))
+
+    opt = minimize_scalar(loss, bounds=(math.log(0.01), math.log(50.0)), method="bounded", options={"xatol": 1e-3})
+    return round(math.exp(opt.x), 3), families, round(math.sqrt(opt.fun), 4), len(prof)
 
 
 def fit(rows, base):
@@ -85,7 +116,11 @@ def fit(rows, base):
               "dispatch_us": round(math.exp(opt.x), 3)}
     report = {"fit_rows": len(inf), "memory_rows": len(train), "train_families": sorted({r["family"] for r in train}),
               "held_out_families": sorted({r["family"] for r in rows if split[r["family"]] == "test"}),
-              "train_rmse_log_dispatch": round(math.sqrt(opt.fun), 4), "split": split}
+              "train_rmse_log_dispatch": round(math.sqrt(opt.fun), 4), "split": split, "launch_families": []}
+    # Busy time does not depend on the host's dispatch: the kernel floor is fitted on its own.
+    launch = fit_launch(inf, base)
+    if launch:
+        fitted["launch_us"], report["launch_families"], report["train_rmse_log_busy"], report["busy_rows"] = launch
     return fitted, report
 
 

@@ -77,8 +77,8 @@ def load(paths_glob=None):
             for k in ("batch", "sequence", "past_sequence"):
                 r[k] = int(r[k])
             for k in ("median_ms", "max_allocated_mib", "max_reserved_mib", "device_used_mib", "power_w",
-                      "energy_j_per_sample"):
-                r[k] = float(r[k]) if r[k] else None
+                      "energy_j_per_sample", "gpu_busy_ms"):  # gpu_busy_ms: profiled rows only (later campaigns)
+                r[k] = float(r[k]) if r.get(k) else None
             rows.append(r)
     return rows, skipped, envs
 
@@ -266,13 +266,14 @@ def refit(rows, base):
     report)."""
     from scripts.calibration.calibrate_eager_gpu import fit, with_constants
     fitted, report = fit(rows, base)
-    constants = with_constants(base, **fitted)
+    constants = with_constants(base, report["launch_families"], **fitted)
     answers = {}
     for proto in ("inference", "training", "inference-grad"):
         idx = [i for i, r in enumerate(rows) if r["protocol"] == proto]
         for i, x in zip(idx, run_queries([query(rows[i], "roofline", memory=True) for i in idx], constants)):
             answers[i] = x
-    shipped = {k: base["runtimes"]["pytorch-eager"][k] for k in fitted}
+    shipped = {k: (base["families"][report["launch_families"][0]][k] if k == "launch_us" else
+                   base["runtimes"]["pytorch-eager"][k]) for k in fitted}
     return fitted, answers, dict(report, fitted=fitted, shipped=shipped)
 
 
@@ -292,8 +293,8 @@ def cross_device(rows, base):
         others = [r for r in rows if r["device_id"] != dev]
         if not others:
             continue
-        fitted, _ = fit(others, base)
-        constants = with_constants(base, **fitted)
+        fitted, report = fit(others, base)
+        constants = with_constants(base, report["launch_families"], **fitted)
         idx = [i for i, r in enumerate(rows) if r["device_id"] == dev]
         out[dev] = fitted, dict(zip(idx, run_queries([query(rows[i], "roofline", memory=True) for i in idx], constants)))
     return out
@@ -301,6 +302,7 @@ def cross_device(rows, base):
 
 def cross_device_lines(rows, pred, base):
     """Leave one device out: the shipped constants and stage G fitted on the other devices, on its rows."""
+    from scripts.calibration.calibrate_eager_gpu import busy_ms
     got = cross_device(rows, base)
     if not got:
         return []
@@ -317,7 +319,8 @@ def cross_device_lines(rows, pred, base):
         targets = [(f"latency / {p}", lambda x: x["latency_ms"], "median_ms", p) for p in ("inference", "training")]
         targets += [(f"device used (NVML) / {p}", lambda x: used(x["memory_bytes"]), "device_used_mib", p)
                     for p in ("inference", "inference-grad", "training")]
-        targets += [("board power (W) / inference", lambda x: x.get("power_w"), "power_w", "inference"),
+        targets += [("GPU busy time (profiled) / inference", busy_ms, "gpu_busy_ms", "inference"),
+                    ("board power (W) / inference", lambda x: x.get("power_w"), "power_w", "inference"),
                     ("energy per sample (J) / inference", lambda x: x.get("energy_j_per_sample"), "energy_j_per_sample",
                      "inference")]
         for name, read, col, proto in targets:
@@ -333,19 +336,22 @@ def cross_device_lines(rows, pred, base):
 
 def refit_lines(rows, pred, answers, rep):
     """Held-out figures (families the refit never saw) before and after the refit."""
+    from scripts.calibration.calibrate_eager_gpu import busy_ms
     fitted, shipped = rep["fitted"], rep["shipped"]
     same = [k for k in fitted if abs(fitted[k] - shipped[k]) <= 1e-6 * max(1.0, abs(fitted[k]))]
     differ = [k for k in fitted if k not in same]
     out = ["### Stage G: eager's host constants refitted on this campaign's training families, scored on its held-out families", "",
            f"`scripts/calibration/calibrate_eager_gpu.py` fits three constants of the `pytorch-eager` runtime on the "
            f"{len(rep['train_families'])} training families ({rep['fit_rows']} inference rows, {rep['memory_rows']} rows for "
-           f"the context): " + ", ".join(f"{k} {fitted[k]:g}" for k in fitted) + ". Held out: "
+           f"the context)" + (f", and the least GPU time of a kernel (`launch_us` of {', '.join(rep['launch_families'])}) on "
+                              f"their {rep['busy_rows']} profiled rows' busy time" if rep["launch_families"] else "") +
+           ": " + ", ".join(f"{k} {fitted[k]:g}" for k in fitted) + ". Held out: "
            + ", ".join(rep["held_out_families"]) + ". Shipped in weights/roofline.json: "
            + (", ".join(f"{k} {shipped[k]:g}" for k in shipped)) + ". "
            + ("Every fitted constant is the shipped one. " if not differ else
-              "Not shipped: " + ", ".join(differ) + " (the learned predictors read the roofline's latency as a feature "
-              "and were trained with the present dispatch constant, so the two change together, in a retrain on the full "
-              "zoo's tables). ") + "Columns: the shipped constants, then all fitted ones.", "",
+              "Not shipped: " + ", ".join(differ) + " (the learned predictors read the roofline's latency and busy "
+              "time as features and were trained with the present constants, so they change together, in a retrain on "
+              "the full zoo's tables). ") + "Columns: the shipped constants, then all fitted ones.", "",
            "| target / protocol | rows | shipped MAPE | shipped median signed | fitted MAPE | fitted median signed | fitted tau |",
            "|---|---:|---:|---:|---:|---:|---:|"]
     held = [(i, r) for i, r in enumerate(rows) if rep["split"][r["family"]] == "test"]
@@ -365,6 +371,9 @@ def refit_lines(rows, pred, answers, rep):
         sel = [(i, r) for i, r in held if r["protocol"] == proto and ("roofline", i) in pred]
         row(f"device used (NVML) / {proto}", [(used(pred[("roofline", i)]["memory_bytes"]), r["device_used_mib"]) for i, r in sel],
             [(used(answers[i]["memory_bytes"]), r["device_used_mib"]) for i, r in sel])
+    prof = [(i, r) for i, r in held if r["protocol"] == "inference" and r.get("gpu_busy_ms") and ("roofline", i) in pred]
+    row("GPU busy time (profiled) / inference", [(busy_ms(pred[("roofline", i)]), float(r["gpu_busy_ms"])) for i, r in prof],
+        [(busy_ms(answers[i]), float(r["gpu_busy_ms"])) for i, r in prof])
     inf = [(i, r) for i, r in held if r["protocol"] == "inference" and r["power_w"] and ("roofline", i) in pred]
     row("board power (W) / inference", [(pred[("roofline", i)].get("power_w"), r["power_w"]) for i, r in inf],
         [(answers[i].get("power_w"), r["power_w"]) for i, r in inf])

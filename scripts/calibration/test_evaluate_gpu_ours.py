@@ -28,10 +28,10 @@ class CrossDevice(unittest.TestCase):
         def fake_fit(fit_rows, base):
             devices = {r["device_id"] for r in fit_rows}
             seen[frozenset(devices)] = len(fit_rows)
-            return {"dispatch_us": 10.0 * len(devices)}, {}
+            return {"dispatch_us": 10.0 * len(devices)}, {"launch_families": []}
 
         with mock.patch("scripts.calibration.calibrate_eager_gpu.fit", fake_fit), \
-                mock.patch("scripts.calibration.calibrate_eager_gpu.with_constants", lambda base, **k: k), \
+                mock.patch("scripts.calibration.calibrate_eager_gpu.with_constants", lambda base, fams, **k: k), \
                 mock.patch.object(ego, "run_queries", lambda qs, constants: [{"q": q} for q in qs]):
             got = ego.cross_device(rows, {})
         self.assertEqual(seen, {frozenset({"b"}): 2, frozenset({"a"}): 2})
@@ -41,6 +41,21 @@ class CrossDevice(unittest.TestCase):
     def test_one_device_has_nothing_to_fit_elsewhere(self):
         with mock.patch("scripts.calibration.calibrate_eager_gpu.fit", side_effect=AssertionError("fitted")):
             self.assertEqual(ego.cross_device([row("a", "resnet")], {}), {})
+
+
+class Constants(unittest.TestCase):
+    def test_the_kernel_floor_goes_to_the_named_families_and_dispatch_to_eager(self):
+        from scripts.calibration.calibrate_eager_gpu import busy_ms, with_constants
+        base = {"families": {"hopper": {"launch_us": 0.0}, "ampere": {"launch_us": 0.0}},
+                "runtimes": {"pytorch-eager": {"dispatch_us": 40.0, "context_mb": 1.0},
+                             "pytorch-cuda-graphs": {"dispatch_us": 1.0, "context_mb": 1.0}}}
+        d = with_constants(base, ["hopper"], launch_us=1.7, dispatch_us=20.0, context_mb=5.0)
+        self.assertEqual((d["families"]["hopper"]["launch_us"], d["families"]["ampere"]["launch_us"]), (1.7, 0.0))
+        self.assertEqual(d["runtimes"]["pytorch-eager"]["dispatch_us"], 20.0)
+        self.assertEqual(d["runtimes"]["pytorch-cuda-graphs"]["dispatch_us"], 1.0)
+        self.assertEqual(d["runtimes"]["pytorch-cuda-graphs"]["context_mb"], 5.0)
+        self.assertEqual(base["families"]["hopper"]["launch_us"], 0.0)
+        self.assertAlmostEqual(busy_ms({"busy_fraction": 0.25, "latency_ms": 8.0}), 2.0)
 
 
 class TrainingRows(unittest.TestCase):
