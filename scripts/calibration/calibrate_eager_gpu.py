@@ -77,7 +77,7 @@ def busy_ms(answer):
 
 def fit_launch(inf, base):
     """launch_us of the families of the profiled rows (`gpu_busy_ms`: the union of one step's GPU operations)
-    fitted to their busy time, or None without such rows: (launch_us, families, rmse of log busy time)."""
+    fitted to their busy time, or None without such rows: (launch_us, families, rmse of log busy time, rows)."""
     from scipy.optimize import minimize_scalar
     from scripts.calibration.evaluate_gpu_ours import query
     prof = [r for r in inf if r.get("gpu_busy_ms")]
@@ -96,7 +96,8 @@ def fit_launch(inf, base):
 
 
 def fit(rows, base):
-    """{context_mb, workspace_mb, dispatch_us} fitted on the training families, and the report."""
+    """{context_mb, workspace_mb, dispatch_us, and launch_us where rows were profiled} fitted on the training
+    families, and the report (launch_families: the device families launch_us is of)."""
     from scipy.optimize import minimize_scalar
     from scripts.calibration.evaluate_gpu_ours import query
     split = split_of(rows)
@@ -124,6 +125,12 @@ def fit(rows, base):
     return fitted, report
 
 
+def shipped_constants(doc, fitted, report):
+    """The constants `doc` has for each fitted key (launch_us: of the first launch family)."""
+    return {k: (doc["families"][report["launch_families"][0]][k] if k == "launch_us" else doc["runtimes"]["pytorch-eager"][k])
+            for k in fitted}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="store context_mb and workspace_mb in weights/roofline.json")
@@ -136,7 +143,7 @@ def main(argv=None):
     with open(paths.ROOFLINE_JSON) as f:
         doc = json.load(f)
     fitted, report = fit(rows, doc)
-    shipped = {k: doc["runtimes"]["pytorch-eager"][k] for k in fitted}
+    shipped = shipped_constants(doc, fitted, report)
     print(json.dumps({"fitted": fitted, "shipped": shipped, **{k: v for k, v in report.items() if k != "split"}}, indent=1))
     if not a.write:
         return 0
@@ -152,6 +159,8 @@ def main(argv=None):
         "written": {k: fitted[k] for k in ("context_mb", "workspace_mb")},
         "runtimes": list(MEMORY_RUNTIMES),
         "dispatch_us_fitted_not_written": fitted["dispatch_us"],
+        **({"launch_us_fitted_not_written": {f: fitted["launch_us"] for f in report["launch_families"]}}
+           if "launch_us" in fitted else {}),
         "why_not_dispatch": "the learned predictors read the roofline's latency as a feature and were trained with "
                             "the present dispatch constant: both change together, in a retrain",
         "context": "median of NVML used minus PyTorch max_memory_reserved, every protocol",

@@ -276,7 +276,7 @@ def refit(rows, base):
     """Stage G's fit (scripts/calibration/calibrate_eager_gpu.py) on this campaign's training families from
     the constants `base`, and every row's answer under the fitted constants: (fitted, answers by row index,
     report)."""
-    from scripts.calibration.calibrate_eager_gpu import fit, with_constants
+    from scripts.calibration.calibrate_eager_gpu import fit, shipped_constants, with_constants
     fitted, report = fit(rows, base)
     constants = with_constants(base, report["launch_families"], **fitted)
     answers = {}
@@ -284,9 +284,7 @@ def refit(rows, base):
         idx = [i for i, r in enumerate(rows) if r["protocol"] == proto]
         for i, x in zip(idx, run_queries([query(rows[i], "roofline", memory=True) for i in idx], constants)):
             answers[i] = x
-    shipped = {k: (base["families"][report["launch_families"][0]][k] if k == "launch_us" else
-                   base["runtimes"]["pytorch-eager"][k]) for k in fitted}
-    return fitted, answers, dict(report, fitted=fitted, shipped=shipped)
+    return fitted, answers, dict(report, fitted=fitted, shipped=shipped_constants(base, fitted, report))
 
 
 def stage_g_devices(constants, envs):

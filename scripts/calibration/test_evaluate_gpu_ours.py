@@ -57,6 +57,13 @@ class Constants(unittest.TestCase):
         self.assertEqual(base["families"]["hopper"]["launch_us"], 0.0)
         self.assertAlmostEqual(busy_ms({"busy_fraction": 0.25, "latency_ms": 8.0}), 2.0)
 
+    def test_the_shipped_figure_of_each_fitted_constant(self):
+        from scripts.calibration.calibrate_eager_gpu import shipped_constants
+        doc = {"families": {"hopper": {"launch_us": 0.5}}, "runtimes": {"pytorch-eager": {"dispatch_us": 40.0}}}
+        self.assertEqual(shipped_constants(doc, {"dispatch_us": 20.0, "launch_us": 4.0}, {"launch_families": ["hopper"]}),
+                         {"dispatch_us": 40.0, "launch_us": 0.5})
+        self.assertEqual(shipped_constants(doc, {"dispatch_us": 20.0}, {"launch_families": []}), {"dispatch_us": 40.0})
+
 
 class TrainingRows(unittest.TestCase):
     def test_gpu_ours_hands_only_inference_rows_with_the_campaign_query(self):
