@@ -107,8 +107,10 @@ def unseen_machines(doc, rows, cat):
     """Leave one machine out: stage W fitted on the other machines' training families and scored on every
     row of one machine (and on its held-out families alone). A visitor's machine is always one the fit never
     saw, so this, not the held-out families of the machines it saw, is the "this device" row's error.
-    {machine_id: {"all": figures, "held_out_families": figures, "fitted_on": [machine ids]}}; empty with
-    fewer than two machines."""
+    {machine_id: {"all": figures, "held_out_families": figures, "fitted_on": [machine ids], "fit_rows",
+    "fit_families", "counts"}}; empty with fewer than two machines. A machine `counts` towards the pooled
+    figure when the fit without it had MIN_FIT_ROWS rows of MIN_FIT_FAMILIES families and it has MIN_HELD_ROWS
+    held-out rows: a fit on a handful of rows, or two rows scored, would say little of a visitor's machine."""
     out = {}
     machines = sorted(rows.machine_id.unique())
     for m in machines if len(machines) > 1 else []:
@@ -117,17 +119,23 @@ def unseen_machines(doc, rows, cat):
             continue
         constants, _, _ = fit_constants(doc, others, cat)
         mine = rows[rows.machine_id == m].reset_index(drop=True)
-        out[m] = {"all": score_rows(mine, constants, cat),
-                  "held_out_families": score_rows(mine[mine.split == "test"].reset_index(drop=True), constants, cat),
-                  "fitted_on": sorted(set(others.machine_id))}
+        held = mine[mine.split == "test"].reset_index(drop=True)
+        out[m] = {"all": score_rows(mine, constants, cat), "held_out_families": score_rows(held, constants, cat),
+                  "fitted_on": sorted(set(others.machine_id)), "fit_rows": int(len(others)),
+                  "fit_families": int(others.family.nunique()),
+                  "counts": bool(len(others) >= MIN_FIT_ROWS and others.family.nunique() >= MIN_FIT_FAMILIES
+                                 and len(held) >= MIN_HELD_ROWS)}
     return out
+
+
+MIN_FIT_ROWS, MIN_FIT_FAMILIES, MIN_HELD_ROWS = 30, 5, 5
 
 
 def pooled(unseen, key="held_out_families"):
     """The unseen-machine figures of every machine together, weighted by rows: {"mape", "rows"} or None.
     By default of the held-out families only: a visitor opens a model the fit never saw on a machine it
     never saw, and a machine's rows of the training families would flatter that."""
-    got = [u[key] for u in unseen.values() if u[key]]
+    got = [u[key] for u in unseen.values() if u[key] and u.get("counts")]
     n = sum(g["rows"] for g in got)
     return {"mape": sum(g["mape"] * g["rows"] for g in got) / n, "rows": n} if n else None
 
@@ -225,12 +233,15 @@ def section(w):
         a, h = u["all"], u["held_out_families"]
         for env, e in sorted(a["by_env"].items()):
             he = (h or {}).get("by_env", {}).get(env)
-            lines.append(f"| {m} | {', '.join(u['fitted_on'])} | {e['rows']} | {env} | {e['mape']:.1%} | "
+            lines.append(f"| {m}{'' if u.get('counts') else ' (not counted)'} | {', '.join(u['fitted_on'])} ({u.get('fit_rows')} rows) | {e['rows']} | {env} | {e['mape']:.1%} | "
                          f"{e['median_ape']:.1%} | {e['kendall_tau']:.2f} | " + (f"{he['rows']}, {he['mape']:.1%}" if he else "none") + " |")
     p, a = pooled(unseen), pooled(unseen, "all")
-    lines += ["", "Pooled over the left-out machines: " +
-              (f"held-out families {p['rows']} rows, MAPE {p['mape']:.1%} (the row's uncertainty); " if p else "") +
-              f"every family {a['rows']} rows, MAPE {a['mape']:.1%}.", END]
+    lines += ["", f"A left-out machine counts when the fit without it had {MIN_FIT_ROWS} rows of {MIN_FIT_FAMILIES} "
+              f"families and it has {MIN_HELD_ROWS} held-out rows. " +
+              (("Pooled over the counted machines: " +
+                (f"held-out families {p['rows']} rows, MAPE {p['mape']:.1%} (the row's uncertainty); " if p else "") +
+                f"every family {a['rows']} rows, MAPE {a['mape']:.1%}.") if a else
+               "None counts yet: the row's uncertainty stays the held-out families' figure above."), END]
     return "\n".join(lines)
 
 

@@ -11,11 +11,14 @@ runtime that belong to the host, the driver and the PyTorch build rather than to
 - workspace_mb: what PyTorch allocates beyond the weights and activations the memory model counts in a
   no_grad forward (cuBLAS/cuBLASLt workspaces, cuDNN's), the median over the inference rows;
 - dispatch_us: the host's cost per kernel, fitted in log space on the inference rows (where these small
-  models leave the GPU mostly idle it is the latency).
+  models leave the GPU mostly idle it is the latency);
+- launch_us, where rows were profiled (kernels and GPU busy time): a kernel's least time on the GPU, a
+  constant of the device family, fitted to the profiled busy time first (it does not depend on the host),
+  then dispatch_us with it. One value for every profiled family (hopper alone so far).
 --write stores context_mb and workspace_mb (for `pytorch-eager` and `pytorch-cuda-graphs`, whose memory
 figures are eager's) in weights/roofline.json with the provenance. dispatch_us is reported, not written: the
 learned predictors read the roofline's latency as a feature and were trained with the present constant,
-so the two change together, in a retrain on the full zoo's tables. The memory constants enter no feature.
+so the two change together (launch_us too: busy time is a feature), in a retrain on the full zoo's tables. The memory constants enter no feature.
 Run after stage C (calibrate_models.py); scripts/calibrate.sh runs every stage in order.
 """
 from __future__ import annotations
@@ -107,9 +110,13 @@ def fit(rows, base):
     parts = run_queries([query(r, "roofline", memory=True) for r in inf], base)
     workspace_mb = statistics.median(v for v in map(beyond_tensors_mib, inf, parts) if v is not None) * MIB / 1e6
     qs = [query(r, "roofline") for r in inf]
+    # Busy time does not depend on the host's dispatch: the kernel floor is fitted first, dispatch with it.
+    launch = fit_launch(inf, base)
+    floor = {"launch_us": launch[0]} if launch else {}
+    families = launch[1] if launch else []
 
     def loss(log_d):
-        res = run_queries(qs, with_constants(base, dispatch_us=math.exp(log_d)))
+        res = run_queries(qs, with_constants(base, families, dispatch_us=math.exp(log_d), **floor))
         return statistics.fmean(math.log(x["latency_ms"] / r["median_ms"]) ** 2 for x, r in zip(res, inf))
 
     opt = minimize_scalar(loss, bounds=(0.0, math.log(200.0)), method="bounded", options={"xatol": 1e-3})
@@ -118,8 +125,6 @@ def fit(rows, base):
     report = {"fit_rows": len(inf), "memory_rows": len(train), "train_families": sorted({r["family"] for r in train}),
               "held_out_families": sorted({r["family"] for r in rows if split[r["family"]] == "test"}),
               "train_rmse_log_dispatch": round(math.sqrt(opt.fun), 4), "split": split, "launch_families": []}
-    # Busy time does not depend on the host's dispatch: the kernel floor is fitted on its own.
-    launch = fit_launch(inf, base)
     if launch:
         fitted["launch_us"], report["launch_families"], report["train_rmse_log_busy"], report["busy_rows"] = launch
     return fitted, report

@@ -290,7 +290,7 @@ def refit(rows, base):
 def stage_g_devices(constants, envs):
     """The campaign devices whose rows the shipped stage G fit read (its provenance names them)."""
     source = json.loads(constants.get("provenance", "{}")).get("stage_g", {}).get("source", "")
-    return {dev for dev in envs if dev in source}
+    return {dev for dev in envs if f"{dev} (" in source}  # "a10" is in "a100-..." too: the id and its bracket
 
 
 def cross_device(rows, base):
@@ -344,6 +344,10 @@ def cross_device_lines(rows, pred, base):
     return out + [""]
 
 
+# Stage G's constants the learned predictors' features depend on (latency, busy time): written with a retrain.
+FEATURE_CONSTANTS = ("dispatch_us", "launch_us")
+
+
 def refit_lines(rows, pred, answers, rep):
     """Held-out figures (families the refit never saw) before and after the refit."""
     from scripts.calibration.calibrate_eager_gpu import busy_ms
@@ -358,10 +362,14 @@ def refit_lines(rows, pred, answers, rep):
            ": " + ", ".join(f"{k} {fitted[k]:g}" for k in fitted) + ". Held out: "
            + ", ".join(rep["held_out_families"]) + ". Shipped in weights/roofline.json: "
            + (", ".join(f"{k} {shipped[k]:g}" for k in shipped)) + ". "
-           + ("Every fitted constant is the shipped one. " if not differ else
-              "Not shipped: " + ", ".join(differ) + " (the learned predictors read the roofline's latency and busy "
-              "time as features and were trained with the present constants, so they change together, in a retrain on "
-              "the full zoo's tables). ") + "Columns: the shipped constants, then all fitted ones.", "",
+           + ("Every fitted constant is the shipped one. " if not differ else "")
+           + ("Not shipped: " + ", ".join(k for k in differ if k in FEATURE_CONSTANTS) + " (the learned predictors read "
+              "the roofline's latency and busy time as features and were trained with the present constants, so they "
+              "change together, in a retrain on the full zoo's tables). " if any(k in FEATURE_CONSTANTS for k in differ) else "")
+           + ("Fitted on other rows than the shipped ones: " + ", ".join(k for k in differ if k not in FEATURE_CONSTANTS)
+              + " (`calibrate_eager_gpu --write` writes them; they enter no feature). "
+              if any(k not in FEATURE_CONSTANTS for k in differ) else "")
+           + "Columns: the shipped constants, then all fitted ones.", "",
            "| target / protocol | rows | shipped MAPE | shipped median signed | fitted MAPE | fitted median signed | fitted tau |",
            "|---|---:|---:|---:|---:|---:|---:|"]
     held = [(i, r) for i, r in enumerate(rows) if rep["split"][r["family"]] == "test"]

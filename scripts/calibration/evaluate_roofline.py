@@ -342,8 +342,9 @@ def main():
               "- CPUs: only the build VM is measured with onnxruntime; other catalog CPUs use its constants.",
               "- The browser family (\"this device\"): fitted and scored on the machines whose onnxruntime-web rows",
               "  have a probe (`data/measured/machine_probe.json`); its held-out rows are new models, not new machines.",
-              "- GPUs of our own: one H200 with PyTorch 2.11 eager, fp16, batches 1 and 16 (section \"Our GPU measurements\");",
-              "  no other GPU, precision, torch.compile or batch sweep yet.", "",
+              "- GPUs of our own: an H200 and an H100 with PyTorch 2.11 eager, fp16, batches 1 and 16 (section \"Our GPU",
+              "  measurements\"; their inference rows are in the table above and set hopper's uncertainty); no other GPU,",
+              "  precision, torch.compile or batch sweep yet.", "",
               ""] + l2_section(prov) + cpu_lines + mlperf_lines + energy_lines + [
               "## Calibration provenance", "", "```json", json.dumps(prov, indent=1, sort_keys=True), "```", "",
               "Power model (`weights/roofline.json` \"power\"):", "", "```json",

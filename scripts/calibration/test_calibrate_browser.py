@@ -47,8 +47,12 @@ class BrowserFamilyTest(unittest.TestCase):
         def figures(rows, mape):
             return {"rows": rows, "mape": mape, "median_ape": mape, "kendall_tau": 0.8,
                     "by_env": {"chromium": {"rows": rows, "mape": mape, "median_ape": mape, "kendall_tau": 0.8}}}
-        unseen = {"m1": {"all": figures(30, 0.4), "held_out_families": figures(10, 0.5), "fitted_on": ["m2"]},
-                  "m2": {"all": figures(10, 0.2), "held_out_families": None, "fitted_on": ["m1"]}}
+        unseen = {"m1": {"all": figures(30, 0.4), "held_out_families": figures(10, 0.5), "fitted_on": ["m2"],
+                         "fit_rows": 40, "counts": True},
+                  "m2": {"all": figures(10, 0.2), "held_out_families": None, "fitted_on": ["m1"], "fit_rows": 50,
+                         "counts": True},
+                  "m3": {"all": figures(99, 0.9), "held_out_families": figures(2, 0.9), "fitted_on": ["m1"],
+                         "fit_rows": 12, "counts": False}}
         self.assertEqual(W.pooled(unseen, "all"), {"mape": (30 * 0.4 + 10 * 0.2) / 40, "rows": 40})
         self.assertEqual(W.pooled(unseen), {"mape": 0.5, "rows": 10})
         self.assertIsNone(W.pooled({}))
@@ -57,10 +61,15 @@ class BrowserFamilyTest(unittest.TestCase):
              "fitted": {"clock_ratio": 4.5, "vector_eff": 0.38, "mem_eff": 0.71, "onnxruntime_web_dispatch_us": 1.75},
              "unseen_machines": unseen}
         text = W.section(w)
-        self.assertIn("| m1 | m2 | 30 | chromium | 40.0% | 40.0% | 0.80 | 10, 50.0% |", text)
-        self.assertIn("| m2 | m1 | 10 | chromium | 20.0% | 20.0% | 0.80 | none |", text)
-        self.assertIn("Pooled over the left-out machines: held-out families 10 rows, MAPE 50.0% (the row's uncertainty); "
+        self.assertIn("| m1 | m2 (40 rows) | 30 | chromium | 40.0% | 40.0% | 0.80 | 10, 50.0% |", text)
+        self.assertIn("| m2 | m1 (50 rows) | 10 | chromium | 20.0% | 20.0% | 0.80 | none |", text)
+        self.assertIn("| m3 (not counted) | m1 (12 rows) | 99 |", text)
+        self.assertIn("Pooled over the counted machines: held-out families 10 rows, MAPE 50.0% (the row's uncertainty); "
                       "every family 40 rows, MAPE 35.0%.", text)
+        for u in unseen.values():
+            u["counts"] = False
+        self.assertIsNone(W.pooled(unseen))
+        self.assertIn("None counts yet", W.section(dict(w, unseen_machines=unseen)))
         self.assertNotIn("One machine", text)
 
 

@@ -17,6 +17,9 @@ class StageGDevices(unittest.TestCase):
         envs = {"h200-sxm-141gb": {}, "h100-sxm5-80gb": {}}
         prov = {"stage_g": {"source": "data/measured/gpu_*_torch.csv: h200-sxm-141gb (NVIDIA H200, ...)"}}
         self.assertEqual(ego.stage_g_devices({"provenance": json.dumps(prov)}, envs), {"h200-sxm-141gb"})
+        prov = {"stage_g": {"source": "data/measured/gpu_*_torch.csv: a100-sxm4-80gb (NVIDIA A100, ...)"}}
+        self.assertEqual(ego.stage_g_devices({"provenance": json.dumps(prov)}, {"a10": {}, "a100-sxm4-80gb": {}}),
+                         {"a100-sxm4-80gb"})
         self.assertEqual(ego.stage_g_devices({"provenance": "{}"}, envs), set())
 
 

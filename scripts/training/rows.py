@@ -9,6 +9,7 @@ Sources (the same rows and splits the roofline's evaluation uses, scripts/roofli
              on its machine's probe entry: the page's "this device" row (device family "browser")
   help_gpu   HELP's NAS-Bench-201 latencies on five GPUs at batch 1, 32, 256 (PyTorch, fp32; a seeded
              sample of cells)
+  gpu_ours   our GPU campaigns' no_grad inference rows (H100, H200; PyTorch 2.11 eager, fp16)    gpu_ours_rows
 HELP's CPU rows are left out: PyTorch on CPU is a runtime PerfCard does not model (docs/accuracy.md).
 
 The features come from `perfcard eval` (queries with "features": true): the C++ core computes them, this
