@@ -310,9 +310,31 @@ def cross_device(rows, base):
     return out
 
 
+def compared(selected, pred, answers):
+    """What stage G's tables compare, before (the shipped constants, `pred`) and after (`answers` by row
+    index), on the `selected` (index, row) pairs: [(target, "cells" of the table row)], the targets with rows."""
+    from scripts.calibration.calibrate_eager_gpu import busy_ms
+    used = MEMORY[2][1]
+    targets = [(f"latency / {p}", lambda x: x["latency_ms"], "median_ms", p) for p in ("inference", "training")]
+    targets += [(f"device used (NVML) / {p}", lambda x: used(x["memory_bytes"]), "device_used_mib", p)
+                for p in ("inference", "inference-grad", "training")]
+    targets += [("GPU busy time (profiled) / inference", busy_ms, "gpu_busy_ms", "inference"),
+                ("board power (W) / inference", lambda x: x.get("power_w"), "power_w", "inference"),
+                ("energy per sample (J) / inference", lambda x: x.get("energy_j_per_sample"), "energy_j_per_sample",
+                 "inference")]
+    out = []
+    for name, read, col, proto in targets:
+        pairs = [(i, r) for i, r in selected if r["protocol"] == proto and r[col] and ("roofline", i) in pred]
+        a = metrics([(read(pred[("roofline", i)]), r[col]) for i, r in pairs])
+        b = metrics([(read(answers[i]), r[col]) for i, r in pairs])
+        if a and b:
+            t = "n/a" if b[4] != b[4] else f"{b[4]:.2f}"
+            out.append((name, f"{b[0]} | {a[1]:.0f}% | {a[3]:+.0f}% | {b[1]:.0f}% | {b[3]:+.0f}% | {t}"))
+    return out
+
+
 def cross_device_lines(rows, pred, base):
     """Leave one device out: the shipped constants and stage G fitted on the other devices, on its rows."""
-    from scripts.calibration.calibrate_eager_gpu import busy_ms
     got = cross_device(rows, base)
     if not got:
         return []
@@ -322,24 +344,9 @@ def cross_device_lines(rows, pred, base):
            "those fitted elsewhere.", "",
            "| device | target / protocol | rows | shipped MAPE | shipped median signed | fitted elsewhere MAPE | fitted elsewhere median signed | tau |",
            "|---|---|---:|---:|---:|---:|---:|---:|"]
-    used = MEMORY[2][1]
     for dev, (fitted, answers) in got.items():
-        sel = lambda proto: [(i, r) for i, r in enumerate(rows)  # noqa: E731
-                             if i in answers and r["protocol"] == proto and ("roofline", i) in pred]
-        targets = [(f"latency / {p}", lambda x: x["latency_ms"], "median_ms", p) for p in ("inference", "training")]
-        targets += [(f"device used (NVML) / {p}", lambda x: used(x["memory_bytes"]), "device_used_mib", p)
-                    for p in ("inference", "inference-grad", "training")]
-        targets += [("GPU busy time (profiled) / inference", busy_ms, "gpu_busy_ms", "inference"),
-                    ("board power (W) / inference", lambda x: x.get("power_w"), "power_w", "inference"),
-                    ("energy per sample (J) / inference", lambda x: x.get("energy_j_per_sample"), "energy_j_per_sample",
-                     "inference")]
-        for name, read, col, proto in targets:
-            pairs = [(i, r) for i, r in sel(proto) if r[col]]
-            a = metrics([(read(pred[("roofline", i)]), r[col]) for i, r in pairs])
-            b = metrics([(read(answers[i]), r[col]) for i, r in pairs])
-            if a and b:
-                t = "n/a" if b[4] != b[4] else f"{b[4]:.2f}"
-                out.append(f"| {dev} | {name} | {b[0]} | {a[1]:.0f}% | {a[3]:+.0f}% | {b[1]:.0f}% | {b[3]:+.0f}% | {t} |")
+        mine = [(i, r) for i, r in enumerate(rows) if i in answers]
+        out += [f"| {dev} | {name} | {cells} |" for name, cells in compared(mine, pred, answers)]
         out.append(f"| {dev} | constants fitted elsewhere | | " + ", ".join(f"{k} {v:g}" for k, v in fitted.items()) + " | | | | |")
     return out + [""]
 
@@ -350,7 +357,6 @@ FEATURE_CONSTANTS = ("dispatch_us", "launch_us")
 
 def refit_lines(rows, pred, answers, rep):
     """Held-out figures (families the refit never saw) before and after the refit."""
-    from scripts.calibration.calibrate_eager_gpu import busy_ms
     fitted, shipped = rep["fitted"], rep["shipped"]
     same = [k for k in fitted if abs(fitted[k] - shipped[k]) <= 1e-6 * max(1.0, abs(fitted[k]))]
     differ = [k for k in fitted if k not in same]
@@ -374,30 +380,7 @@ def refit_lines(rows, pred, answers, rep):
            "|---|---:|---:|---:|---:|---:|---:|"]
     held = [(i, r) for i, r in enumerate(rows) if rep["split"][r["family"]] == "test"]
 
-    def row(name, pairs_before, pairs_after):
-        a, b = metrics(pairs_before), metrics(pairs_after)
-        if a and b:
-            t = "n/a" if b[4] != b[4] else f"{b[4]:.2f}"
-            out.append(f"| {name} | {b[0]} | {a[1]:.0f}% | {a[3]:+.0f}% | {b[1]:.0f}% | {b[3]:+.0f}% | {t} |")
-
-    for proto in ("inference", "training"):
-        sel = [(i, r) for i, r in held if r["protocol"] == proto and ("roofline", i) in pred]
-        row(f"latency / {proto}", [(pred[("roofline", i)]["latency_ms"], r["median_ms"]) for i, r in sel],
-            [(answers[i]["latency_ms"], r["median_ms"]) for i, r in sel])
-    used = MEMORY[2][1]
-    for proto in ("inference", "inference-grad", "training"):
-        sel = [(i, r) for i, r in held if r["protocol"] == proto and ("roofline", i) in pred]
-        row(f"device used (NVML) / {proto}", [(used(pred[("roofline", i)]["memory_bytes"]), r["device_used_mib"]) for i, r in sel],
-            [(used(answers[i]["memory_bytes"]), r["device_used_mib"]) for i, r in sel])
-    prof = [(i, r) for i, r in held if r["protocol"] == "inference" and r.get("gpu_busy_ms") and ("roofline", i) in pred]
-    row("GPU busy time (profiled) / inference", [(busy_ms(pred[("roofline", i)]), float(r["gpu_busy_ms"])) for i, r in prof],
-        [(busy_ms(answers[i]), float(r["gpu_busy_ms"])) for i, r in prof])
-    inf = [(i, r) for i, r in held if r["protocol"] == "inference" and r["power_w"] and ("roofline", i) in pred]
-    row("board power (W) / inference", [(pred[("roofline", i)].get("power_w"), r["power_w"]) for i, r in inf],
-        [(answers[i].get("power_w"), r["power_w"]) for i, r in inf])
-    row("energy per sample (J) / inference",
-        [(pred[("roofline", i)].get("energy_j_per_sample"), r["energy_j_per_sample"]) for i, r in inf],
-        [(answers[i].get("energy_j_per_sample"), r["energy_j_per_sample"]) for i, r in inf])
+    out += [f"| {name} | {cells} |" for name, cells in compared(held, pred, answers)]
     out += ["", "Held-out latency by family with every fitted constant (inference):", "",
             "| family | rows | MAPE | median APE | median signed | tau |", "|---|---:|---:|---:|---:|---:|"]
     for fam in rep["held_out_families"]:
