@@ -16,9 +16,11 @@ runtime that belong to the host, the driver and the PyTorch build rather than to
   constant of the device family, fitted to the profiled busy time first (it does not depend on the host),
   then dispatch_us with it. One value for every profiled family (hopper alone so far).
 --write stores context_mb and workspace_mb (for `pytorch-eager` and `pytorch-cuda-graphs`, whose memory
-figures are eager's) in weights/roofline.json with the provenance. dispatch_us is reported, not written: the
-learned predictors read the roofline's latency as a feature and were trained with the present constant,
-so the two change together (launch_us too: busy time is a feature), in a retrain on the full zoo's tables. The memory constants enter no feature.
+figures are eager's) in weights/roofline.json with the provenance, and launch_us on the profiled families that
+no committed learned predictor trained on (each file's `training.families`): there it changes no feature a
+file was fitted with. dispatch_us is reported, not written: the learned predictors read the roofline's
+latency as a feature on every eager row they trained on, so the two change together, in a retrain on the full
+zoo's tables. The memory constants enter no feature.
 Run after stage C (calibrate_models.py); scripts/calibrate.sh runs every stage in order.
 """
 from __future__ import annotations
@@ -130,6 +132,31 @@ def fit(rows, base):
     return fitted, report
 
 
+def learned_families():
+    """{file: the device families its training rows ran on} for every committed learned predictor
+    (weights/*.pcwt; None for a file that does not record them)."""
+    import glob
+    import os
+    from scripts.weights import pcwt
+    out = {}
+    for path in sorted(glob.glob(os.path.join(paths.WEIGHTS, "*.pcwt"))):
+        with open(path, "rb") as f:
+            fams = pcwt.read_bytes(f.read()).metadata.get("training.families")
+        out[os.path.basename(path)] = None if fams is None else set(fams)
+    return out
+
+
+def launch_writable(families, learned):
+    """(the families of `families` whose launch_us can be written, why the others cannot): a family a
+    learned file trained on, or any family when a file does not say which it trained on, keeps its value."""
+    unknown = sorted(name for name, fams in learned.items() if fams is None)
+    if unknown:
+        return [], f"{', '.join(unknown)} do(es) not record the device families trained on"
+    used = {fam: sorted(name for name, fams in learned.items() if fam in fams) for fam in families}
+    return ([fam for fam in families if not used[fam]],
+            "; ".join(f"{fam}: trained on by {', '.join(names)}" for fam, names in used.items() if names))
+
+
 def shipped_constants(doc, fitted, report):
     """The constants `doc` has for each fitted key (launch_us: of the first launch family)."""
     return {k: (doc["families"][report["launch_families"][0]][k] if k == "launch_us" else doc["runtimes"]["pytorch-eager"][k])
@@ -138,7 +165,8 @@ def shipped_constants(doc, fitted, report):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--write", action="store_true", help="store context_mb and workspace_mb in weights/roofline.json")
+    ap.add_argument("--write", action="store_true",
+                    help="store context_mb, workspace_mb and launch_us (see above) in weights/roofline.json")
     a = ap.parse_args(argv)
     from scripts.calibration.evaluate_gpu_ours import load
     rows, _, envs = load()
@@ -153,6 +181,11 @@ def main(argv=None):
     if not a.write:
         return 0
     doc = with_constants(doc, context_mb=fitted["context_mb"], workspace_mb=fitted["workspace_mb"])
+    launch_to, launch_kept = launch_writable(report["launch_families"], learned_families()) if "launch_us" in fitted else ([], "")
+    if launch_to:
+        doc = with_constants(doc, launch_to, launch_us=fitted["launch_us"])
+    if launch_kept:
+        print(f"launch_us not written for {launch_kept}")
     for rt in MEMORY_RUNTIMES:
         doc["runtimes"][rt]["source"] = doc["runtimes"][rt]["source"].split(" | stage G:")[0] + (
             " | stage G: context_mb and workspace_mb fitted on our own GPU rows (scripts/calibration/calibrate_eager_gpu.py)")
@@ -163,11 +196,14 @@ def main(argv=None):
             f"{dev} ({e['gpu']}, PyTorch {e['torch']}, CUDA {e['cuda']}, driver {e['driver']})" for dev, e in sorted(envs.items())),
         "written": {k: fitted[k] for k in ("context_mb", "workspace_mb")},
         "runtimes": list(MEMORY_RUNTIMES),
+        **({"launch_us_written": {f: fitted["launch_us"] for f in launch_to}} if launch_to else {}),
+        **({"launch_us_fitted_not_written": {f: fitted["launch_us"] for f in report["launch_families"] if f not in launch_to},
+            "why_not_launch": launch_kept} if launch_kept else {}),
         "dispatch_us_fitted_not_written": fitted["dispatch_us"],
-        **({"launch_us_fitted_not_written": {f: fitted["launch_us"] for f in report["launch_families"]}}
-           if "launch_us" in fitted else {}),
         "why_not_dispatch": "the learned predictors read the roofline's latency as a feature and were trained with "
                             "the present dispatch constant: both change together, in a retrain",
+        "why_launch": "launch_us is written only on device families no committed learned predictor trained on "
+                      "(their files' training.families): there no feature a file was fitted with changes",
         "context": "median of NVML used minus PyTorch max_memory_reserved, every protocol",
         "workspace": "median of PyTorch max_memory_allocated minus the memory model's weights and activations, "
                      "no_grad inference",

@@ -160,8 +160,9 @@ MEMORY = [
 ]
 
 
-def lines(rows, pred, failed, skipped, envs, predictors, runtime, memory_fitted_on=()):
-    """The per-device sections. `memory_fitted_on`: the devices whose rows the shipped stage G fit read."""
+def lines(rows, pred, failed, skipped, envs, predictors, shipped, memory_fitted_on=()):
+    """The per-device sections (`shipped`: weights/roofline.json). `memory_fitted_on`: the devices whose rows
+    the shipped stage G fit read."""
     from scripts.roofline.whole_models import family_split
     out = []
     for dev, env in sorted(envs.items()):
@@ -229,28 +230,31 @@ def lines(rows, pred, failed, skipped, envs, predictors, runtime, memory_fitted_
         out.append(fmt("board power (W)", metrics([(pred[("roofline", i)].get("power_w"), r["power_w"]) for i, r in inf])))
         out.append(fmt("energy per sample (J)", metrics([(pred[("roofline", i)].get("energy_j_per_sample"),
                                                            r["energy_j_per_sample"]) for i, r in inf])))
-        out += ["", *residuals(drows, pred, runtime), ""]
+        out += ["", *residuals(drows, pred, shipped), ""]
     return [x for x in out if x is not None]
 
 
-def residuals(drows, pred, rt):
-    """What the misses say about the runtime constants (`rt`: weights/roofline.json's pytorch-eager entry),
-    as measured figures: the host's cost per kernel where the device is idle, the CUDA context NVML sees, the
+def residuals(drows, pred, shipped):
+    """What the misses say about the runtime constants (`shipped`: weights/roofline.json), as measured
+    figures: the host's cost per kernel where the device is idle, the CUDA context NVML sees, the
     allocations beyond the model's own tensors."""
+    rt = shipped["runtimes"]["pytorch-eager"]
     from scripts.calibration.calibrate_eager_gpu import beyond_reserved_mib, beyond_tensors_mib
     out = ["**What the residuals measure** (medians; the constants the roofline uses now in brackets)", ""]
     for proto in ("inference", "training"):
-        # Where the predicted busy fraction is under 5%, the roofline's latency is its dispatch cost per
-        # kernel times the kernels it counts: the measured latency over that count is the host's cost.
+        # Where the predicted GPU is busy under 5% beyond its kernel floor (launch_us per dispatched
+        # kernel), the roofline's latency is its dispatch cost per kernel times the kernels it counts: the
+        # measured latency over that count is the host's cost.
         fams = {}
         for i, r in drows:
             x = pred.get(("roofline", i))
-            if r["protocol"] == proto and x and x["busy_fraction"] < 0.05:
+            floor = shipped["families"][x["family"]]["launch_us"] / rt["dispatch_us"] if x else 0
+            if r["protocol"] == proto and x and x["busy_fraction"] < 0.05 + floor:
                 fams.setdefault(r["family"], []).append(rt["dispatch_us"] * r["median_ms"] / x["latency_ms"])
         if fams:
             per = [v for vs in fams.values() for v in vs]
             spread = sorted((statistics.median(v), f) for f, v in fams.items())
-            out.append(f"- host time per kernel the roofline counts, {proto}, where it predicts the GPU under 5% busy: "
+            out.append(f"- host time per kernel the roofline counts, {proto}, where it predicts the GPU under 5% busy beyond its kernel floor: "
                        f"{statistics.median(per):.1f} us over {len(per)} rows [dispatch_us {rt['dispatch_us']:.1f}]; "
                        f"by family from {spread[0][0]:.1f} ({spread[0][1]}) to {spread[-1][0]:.1f} ({spread[-1][1]})")
     busy = [(pred[("roofline", i)]["busy_fraction"], float(r["gpu_busy_ms"]) / r["median_ms"]) for i, r in drows
@@ -407,7 +411,7 @@ def main(argv=None):
         shipped = json.load(f)
     pred, failed = predict(rows, predictors, shipped)
     _, answers, rep = refit(rows, shipped)
-    text = "\n".join([BEGIN, *lines(rows, pred, failed, skipped, envs, predictors, shipped["runtimes"]["pytorch-eager"],
+    text = "\n".join([BEGIN, *lines(rows, pred, failed, skipped, envs, predictors, shipped,
                                      stage_g_devices(shipped, envs)),
                       *refit_lines(rows, pred, answers, rep), *cross_device_lines(rows, pred, shipped), END])
     print(text)

@@ -67,6 +67,17 @@ class Constants(unittest.TestCase):
                          {"dispatch_us": 40.0, "launch_us": 0.5})
         self.assertEqual(shipped_constants(doc, {"dispatch_us": 20.0}, {"launch_families": []}), {"dispatch_us": 40.0})
 
+    def test_the_kernel_floor_is_written_only_where_no_learned_file_trained(self):
+        from scripts.calibration.calibrate_eager_gpu import launch_writable
+        learned = {"trees.pcwt": {"ampere", "cpu"}, "gnn.pcwt": {"ada"}}
+        self.assertEqual(launch_writable(["hopper"], learned), (["hopper"], ""))
+        to, why = launch_writable(["hopper", "ampere"], learned)
+        self.assertEqual(to, ["hopper"])
+        self.assertIn("ampere: trained on by trees.pcwt", why)
+        to, why = launch_writable(["hopper"], {**learned, "old.pcwt": None})
+        self.assertEqual(to, [])
+        self.assertIn("old.pcwt", why)
+
 
 class TrainingRows(unittest.TestCase):
     def test_gpu_ours_hands_only_inference_rows_with_the_campaign_query(self):
