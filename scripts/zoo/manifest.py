@@ -130,7 +130,7 @@ class ManifestWriter:
 
     def close(self) -> None:
         os.makedirs(MANIFEST_DIR, exist_ok=True)
-        tmp = self.path + ".tmp"
+        tmp = f"{self.path}.{os.getpid()}.tmp"  # two exporters of disjoint families may close at once
         with open(tmp, "w") as f:
             for k in sorted(self.entries):
                 f.write(json.dumps(self.entries[k], sort_keys=True, separators=(",", ":")) + "\n")

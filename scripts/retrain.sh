@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Retrains every learned predictor on the present roofline constants and rewrites what reports them, in the
+# order the files depend on each other (one command; hours on a 2-core machine, most of it the networks and
+# the ensemble's out-of-fold refits):
+#   zoo          scripts.zoo.all                   every graph the training rows need (resumable: seconds when done)
+#   trees        scripts.training.trees --write     trees.pcwt (its leave-one-device-out figures included)
+#   gnn          scripts.training.gnn --write       gnn.pcwt
+#   transformer  scripts.training.transformer --write
+#   ensemble     scripts.training.ensemble --write  on the members just written (out-of-fold refits of each)
+#   reports      scripts.training.evaluate --update-doc, scripts.calibration.evaluate_gpu_ours --update-doc
+#   wasm         scripts/build.sh                   the page's module and the CLI with the new files
+# Run it after anything that changes a feature the files read: the roofline's constants (scripts/calibrate.sh:
+# the roofline's latency, busy time and plan are features), the core's feature rows, or the training sources
+# (scripts/training/rows.py). Every step rebuilds the native CLI first, because the core embeds the weights
+# files and roofline.json that the next step's `perfcard eval` queries read.
+#   scripts/retrain.sh                 every step
+#   scripts/retrain.sh --from gnn      resume at a step (the earlier ones' files are already written)
+# Each step's output goes to build/retrain/<step>.log, with its time; the script stops at the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+steps=(zoo trees gnn transformer ensemble reports wasm)
+from=${steps[0]}
+if [ "${1:-}" = "--from" ]; then
+  from=${2:?"--from needs a step: ${steps[*]}"}
+  case " ${steps[*]} " in *" $from "*) ;; *) echo "retrain.sh: unknown step '$from' (steps: ${steps[*]})" >&2; exit 2 ;; esac
+elif [ -n "${1:-}" ]; then
+  echo "usage: scripts/retrain.sh [--from STEP]   (steps: ${steps[*]})" >&2
+  exit 2
+fi
+py=/usr/bin/python3
+mkdir -p build/retrain
+started=0
+for step in "${steps[@]}"; do
+  [ "$step" = "$from" ] && started=1
+  [ "$started" = 1 ] || continue
+  bash scripts/build.sh --native-only >/dev/null
+  t0=$(date +%s)
+  echo "== $step ($(date -u +%H:%M:%S))"
+  case "$step" in
+    zoo) nice -n 19 $py -m scripts.zoo.all ;;
+    trees) nice -n 19 $py -m scripts.training.trees --write ;;
+    gnn) nice -n 19 $py -m scripts.training.gnn --write ;;
+    transformer) nice -n 19 $py -m scripts.training.transformer --write ;;
+    ensemble) nice -n 19 $py -m scripts.training.ensemble --write ;;
+    reports)
+      $py -m scripts.training.evaluate --update-doc
+      $py -m scripts.calibration.evaluate_gpu_ours --update-doc ;;
+    wasm) bash scripts/build.sh ;;
+  esac > "build/retrain/$step.log" 2>&1 || { echo "retrain.sh: $step failed; see build/retrain/$step.log" >&2; exit 1; }
+  echo "== $step: $(( $(date +%s) - t0 )) s"
+done
