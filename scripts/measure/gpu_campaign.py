@@ -78,7 +78,10 @@ FIELDS = [f.name for f in fields(Config)] + [
     # one extra step under torch.profiler (inference rows on a GPU): the GPU operations eager issued (kernels,
     # copies, memsets) and the time the GPU spent in them (the union of their intervals): what the roofline's
     # kernel plan and busy fraction predict
-    "kernels", "gpu_busy_ms"]
+    "kernels", "gpu_busy_ms",
+    # the host the command ran on (host_probe, once per command): eager's small-batch latency is the host's
+    # cost per kernel, which differs between machines with the same GPU (21 vs 35 us on our two hopper hosts)
+    "host_cpu", "host_op_us", "host_module_us"]
 
 
 class Skip(Exception):
@@ -417,6 +420,50 @@ def kernel_profile(step):
     return {"kernels": len(spans), "gpu_busy_ms": busy / 1e3} if spans else {}
 
 
+# ---- the host ----
+
+def cpu_model():
+    """The host CPU's model name (Linux /proc/cpuinfo), else the platform's word for it."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def host_probe(device, ops=2000, rounds=5):
+    """The host's cost of eager PyTorch per launched kernel, measured where it runs, in microseconds
+    (median over `rounds`): `host_op_us`, one tiny elementwise op (a one-element add: the device work is a
+    microsecond or two, so a row of them is host-bound); `host_module_us`, one tiny nn.Linear module call
+    (Python module dispatch, the functional call and a GEMM launch). Each round ends with a synchronize, so
+    queued work is counted. Lets the evaluation tell the host's share of a row's latency from the GPU's."""
+    import torch
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    with torch.no_grad():
+        x = torch.ones(1, device=device)
+        lin = torch.nn.Linear(16, 16).to(device)
+        h = torch.ones(1, 16, device=device)
+
+        def per_call_us(step):
+            for _ in range(ops // 10):  # warm-up: allocator, kernels loaded
+                step()
+            sync()
+            times = []
+            for _ in range(rounds):
+                t0 = time.perf_counter()
+                for _ in range(ops):
+                    step()
+                sync()
+                times.append((time.perf_counter() - t0) / ops * 1e6)
+            return round(statistics.median(times), 3)
+
+        return {"host_cpu": cpu_model(), "host_op_us": per_call_us(lambda: x.add(1.0)),
+                "host_module_us": per_call_us(lambda: lin(h))}
+
+
 # ---- the campaign ----
 
 def environment(device, nvml):
@@ -470,8 +517,9 @@ def done_keys(csv_path):
             if not r["error"] or any(p in r["error"] for p in PERMANENT)}
 
 
-def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, measure_fn=measure):
-    """Measures configs not yet in csv_path until the deadline. Returns (measured, skipped)."""
+def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, measure_fn=measure, host=None):
+    """Measures configs not yet in csv_path until the deadline (`host`: host_probe's figures, on every row
+    this command writes). Returns (measured, skipped)."""
     import torch
     done = done_keys(csv_path)
     todo = [c for c in configs if c.key() not in done]
@@ -515,7 +563,7 @@ def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, mea
                 except Exception as err:  # noqa: BLE001  a module that cannot be built here: its rows say why
                     cache[c.model] = "cannot build it: " + said(err)[:150]
             got = cache[c.model]
-            row = {**asdict(c), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+            row = {**asdict(c), **(host or {}), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
             if isinstance(got, str):
                 log(f"skip {c.model}: {got}")
                 row["error"] = f"skipped: {got}"
@@ -563,6 +611,9 @@ def main():
     nvml = Nvml()
     idle = nvml.idle()  # before environment(), whose device query makes a CUDA context
     env = dict(environment(device, nvml), **idle)
+    host = host_probe(device)
+    env["host_probe"] = host
+    print(f"host: {host}", flush=True)
     os.makedirs(args.out, exist_ok=True)
     slug = device_slug(env)
     with open(os.path.join(args.out, f"gpu_{slug}_environment.json"), "w") as f:
@@ -571,7 +622,7 @@ def main():
     csv_path = os.path.join(args.out, f"gpu_{slug}_torch.csv")
     deadline = time.time() + args.max_minutes * 60
     by_id = {e["id"]: e for e in entries}
-    m, s = run(configs, by_id, csv_path, device, deadline, nvml, log=lambda x: print(x, flush=True))
+    m, s = run(configs, by_id, csv_path, device, deadline, nvml, log=lambda x: print(x, flush=True), host=host)
     print(f"{m} measured, {s} skipped; rows in {csv_path}", flush=True)
 
 

@@ -186,6 +186,20 @@ class Run(unittest.TestCase):
         # never 0 kernels: not counted (an old row, or a CPU run, which has no CUDA kernels to count)
         self.assertEqual([r["kernels"] for r in rows], ["", ""])
 
+    def test_the_host_probe_goes_on_every_row_of_its_command(self):
+        host = gc.host_probe("cpu", ops=200, rounds=3)
+        self.assertTrue(host["host_cpu"])
+        self.assertGreater(host["host_op_us"], 0)
+        # a module call is an op plus Python's module dispatch: never cheaper than a bare op by much
+        self.assertGreater(host["host_module_us"], 0.5 * host["host_op_us"])
+        gc.run(self.configs()[:1], self.by_id, self.csv, "cpu", time.time() + 600, self.nvml, log=lambda x: None,
+               measure_fn=quick, host=host)
+        gc.run(self.configs()[1:2], self.by_id, self.csv, "cpu", time.time() + 600, self.nvml, log=lambda x: None,
+               measure_fn=quick)
+        rows = self.rows()
+        self.assertEqual(float(rows[0]["host_op_us"]), host["host_op_us"])
+        self.assertEqual(rows[1]["host_op_us"], "")  # a command without a probe says nothing of its host
+
     def test_a_past_deadline_measures_nothing_and_says_what_is_left(self):
         said = []
         m, s = gc.run(self.configs(), self.by_id, self.csv, "cpu", time.time() - 1, self.nvml, log=said.append,
