@@ -93,6 +93,35 @@ TEST_CASE("one GEMM: latency is dispatch plus max(compute, memory) at the fitted
   CHECK(r.batch_symbol == "batch");
 }
 
+TEST_CASE("a host-bound row carries the error measured on host-bound rows where it exceeds its family's") {
+  std::string text = kConstants;
+  const std::string tail = R"("training_accuracy")";
+  text.replace(text.find(tail), tail.size(),
+               R"("host_bound_accuracy": {"pytorch-eager": {"mape": 0.4, "rows": 30, "source": "test"}}, "training_accuracy")");
+  perfcard::RooflineConstants c = perfcard::RooflineConstants::parse(text);
+  REQUIRE(c.host_bound_accuracy.at("pytorch-eager").mape == 0.4);
+  Setup s;
+  perfcard::RooflinePredictor pred{c};
+  perfcard::PredictOptions o;
+  o.devices = {"gpu-a"};
+  o.batches = {1, 4096};
+  o.precision = perfcard::Precision::FP16;
+  auto r = perfcard::predict(matmul_model(), s.cat, pred, c, s.carbon, o);
+  REQUIRE(r.rows.size() == 2);
+  // batch 1: 10 us of dispatch, a few us of GEMM: host-bound. batch 4096: the GEMM binds.
+  CHECK(perfcard::host_bound(r.rows[0].busy_ms, r.rows[0].latency_ms));
+  CHECK(r.rows[0].uncertainty == Approx(0.4));
+  CHECK(r.rows[0].band_high_ms == Approx(r.rows[0].latency_ms * 1.4));
+  CHECK_FALSE(perfcard::host_bound(r.rows[1].busy_ms, r.rows[1].latency_ms));
+  CHECK(r.rows[1].uncertainty == Approx(0.25));
+  // A family's own figure above the host-bound one stays.
+  c.accuracy["ampere"].mape = 0.6;
+  perfcard::RooflinePredictor wide{c};
+  CHECK(perfcard::predict(matmul_model(), s.cat, wide, c, s.carbon, o).rows[0].uncertainty == Approx(0.6));
+  CHECK_THROWS_WITH(perfcard::RooflineConstants::parse(text.replace(text.find("\"mape\": 0.4"), 11, "\"mape\": \"x\"")),
+                    Catch::Contains("host_bound_accuracy.pytorch-eager"));
+}
+
 TEST_CASE("a precision the device lacks falls back, and the row says so") {
   Setup s;
   perfcard::PredictOptions o;

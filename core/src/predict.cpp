@@ -302,7 +302,7 @@ std::string predict_to_json_text(const PredictResult& r, int indent) {
       w.end();
     }
     w.field("fits", p.fits);
-    w.field("host_bound", p.latency_ms > 0 && p.busy_ms < 0.5 * p.latency_ms);
+    w.field("host_bound", host_bound(p.busy_ms, p.latency_ms));
     if (!p.kernels.empty()) {
       w.key("kernels").begin_array();
       for (const auto& k : p.kernels)

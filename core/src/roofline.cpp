@@ -41,6 +41,7 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
   const json arch_family_json = doc.value("arch_family", json::object());
   const json accuracy_json = doc.value("accuracy", json::object());
   const json training_accuracy_json = doc.value("training_accuracy", json::object());
+  const json host_bound_accuracy_json = doc.value("host_bound_accuracy", json::object());
   c.version = doc.value("version", "");
   c.provenance = doc.value("provenance", "");
   for (auto& [name, f] : families_json.items()) {
@@ -97,6 +98,9 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
   for (auto& [fam, a] : training_accuracy_json.items())
     c.training_accuracy[fam] = AccuracyNote{num(a, "mape", "training_accuracy." + fam), a.value("rows", std::size_t{0}),
                                             a.value("source", "")};
+  for (auto& [rt, a] : host_bound_accuracy_json.items())
+    c.host_bound_accuracy[rt] = AccuracyNote{num(a, "mape", "host_bound_accuracy." + rt), a.value("rows", std::size_t{0}),
+                                             a.value("source", "")};
   if (c.families.empty() || c.runtimes.empty()) throw data_error("roofline constants: no families or no runtimes");
   for (const auto& [arch, fam] : c.arch_family)
     if (!c.families.count(fam)) throw data_error("roofline constants: arch '" + arch + "' maps to unknown family '" + fam + "'");

@@ -1,5 +1,7 @@
 #include "perfcard/roofline_predictor.h"
 
+#include <algorithm>
+
 #include "perfcard/error.h"
 #include "perfcard/training_step.h"
 
@@ -55,6 +57,10 @@ PredictorOutput RooflinePredictor::predict(const Prepared& prepared, const Devic
   out.warnings = std::move(r.warnings);
   out.uncertainty = prepared.subject.mode == Mode::Training ? training_uncertainty(*q.device, out.warnings)
                                                              : uncertainty(*q.device, &out.warnings);
+  if (prepared.subject.mode != Mode::Training && host_bound(out.busy_ms, out.latency_ms)) {
+    auto hb = c_.host_bound_accuracy.find(prepared.subject.runtime);
+    if (hb != c_.host_bound_accuracy.end() && hb->second.rows > 0) out.uncertainty = std::max(out.uncertainty, hb->second.mape);
+  }
   return out;
 }
 

@@ -301,6 +301,7 @@ int run_eval(const std::vector<std::string>& args) {
         out["busy_ms_by_phase"] = {{"forward", r.busy_ms_by_phase[0]}, {"backward", r.busy_ms_by_phase[1]},
                                    {"update", r.busy_ms_by_phase[2]}};
       out["busy_fraction"] = r.busy_fraction;
+      out["host_bound"] = perfcard::host_bound(r.busy_ms, r.latency_ms);
       out["intensity"] = r.intensity;
       out["predictor"] = r.predictor;
       out["version"] = r.version;

@@ -190,6 +190,60 @@ def family_accuracy(table, family_devices):
     return acc
 
 
+# Eager GPU sources whose latencies no stage fitted, by the name rows.py gives them: the hosts differ
+# between them (PyTorch versions, CPUs), which is what a host-bound row's uncertainty has to carry.
+HOST_BOUND_SOURCES = {"gpu_ours": GPU_OURS, "dle": "DLE eager PyTorch ResNet-50 batch 1-256",
+                      "help_gpu": "HELP NAS-Bench-201 on GPUs (PyTorch, batch 1, 32, 256)"}
+MIN_HOST_BOUND_ROWS = 5
+
+
+def host_bound_accuracy(per_source):
+    """The uncertainty entry of host-bound rows from {source: (rows, mape)}: the mean of the per-source MAPEs
+    of sources with MIN_HOST_BOUND_ROWS host-bound rows, each source weighing the same (one host would
+    otherwise speak for all), or None when no source has enough."""
+    used = {k: v for k, v in per_source.items() if v[0] >= MIN_HOST_BOUND_ROWS}
+    if not used:
+        return None
+    return {"mape": round(float(np.mean([m for _, m in used.values()])), 4), "rows": int(sum(n for n, _ in used.values())),
+            "source": "mean over sources of the MAPE of the rows the roofline predicts host-bound: "
+                      + ", ".join(f"{HOST_BOUND_SOURCES[k]} {m:.1%} ({n} rows)" for k, (n, m) in used.items())}
+
+
+def host_bound_section(constants):
+    """The rows the roofline predicts host-bound (the core's `host_bound`) in each eager GPU source never
+    fitted on latency: (the uncertainty entry for pytorch-eager or None, the doc's lines)."""
+    from scripts.training import rows as trows
+    makers = {"gpu_ours": trows.gpu_ours_rows, "dle": trows.dle_rows, "help_gpu": lambda: trows.help_gpu_rows(1000)}
+    per, lines = {}, []
+    for key, make in makers.items():
+        df = make()
+        df = df[df.model.map(os.path.exists)] if len(df) else df
+        if not len(df):
+            continue
+        res = run_queries(trows.queries(df), constants)
+        hb = np.array([r["host_bound"] for r in res])
+        pred = np.array([r["latency_ms"] for r in res])[hb]
+        meas = df.latency_ms.values[hb]
+        if not hb.any():
+            lines.append(f"| {HOST_BOUND_SOURCES[key]} | 0 of {len(df)} | | | |")
+            continue
+        m = metrics(pred, meas)
+        per[key] = (m["rows"], m["mape"])
+        lines.append(f"| {HOST_BOUND_SOURCES[key]} | {m['rows']} of {len(df)} | {m['mape']:.1%} | "
+                     f"{float(np.median(pred / meas - 1)):+.1%} | {', '.join(sorted(set(df.device_id[hb])))} |")
+    entry = host_bound_accuracy(per)
+    out = ["## Host-bound rows", "",
+           "Where the roofline predicts the device busy less than half of the latency (`host_bound` in the predict",
+           "document), eager PyTorch's host sets the time: its cost per kernel differs between machines (PyTorch",
+           "versions, CPUs) more than any GPU family's constants do. Such a row carries at least the mean, over the",
+           "eager GPU sources no stage fitted on latency, of each source's MAPE on its host-bound rows (each source",
+           "weighs the same); a family's own figure stays where it is larger.", "",
+           "| source | host-bound rows | MAPE | median signed | devices |", "|---|---:|---:|---:|---|", *lines, "",
+           (f"Shipped for `pytorch-eager` (weights/roofline.json `host_bound_accuracy`): {entry['mape']:.1%} over "
+            f"{entry['rows']} rows." if entry else "No source has host-bound rows: nothing is shipped."), ""]
+    return entry, out
+
+
 def mlperf_section(constants):
     """MLPerf Inference closed-division single-accelerator rows: never fitted, another runtime (TensorRT)."""
     df = mlperf.mlperf_rows()
@@ -306,6 +360,10 @@ def main():
         + (sorted(set(table.device_id[table.source == "onnxruntime-web (ours, probed)"])) if fam == "browser" else [])
         for fam in doc["families"]}
     acc = doc["accuracy"] = family_accuracy(table, family_devices)
+    host_entry, host_lines = host_bound_section(constants)
+    doc.pop("host_bound_accuracy", None)
+    if host_entry:
+        doc["host_bound_accuracy"] = {"pytorch-eager": host_entry}
     with open(CONSTANTS, "w") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")
@@ -345,7 +403,7 @@ def main():
               "- GPUs of our own: an H200 and an H100 with PyTorch 2.11 eager, fp16, batches 1 and 16 (section \"Our GPU",
               "  measurements\"; their inference rows are in the table above and set hopper's uncertainty); no other GPU,",
               "  precision, torch.compile or batch sweep yet.", "",
-              ""] + l2_section(prov) + cpu_lines + mlperf_lines + energy_lines + [
+              ""] + host_lines + l2_section(prov) + cpu_lines + mlperf_lines + energy_lines + [
               "## Calibration provenance", "", "```json", json.dumps(prov, indent=1, sort_keys=True), "```", "",
               "Power model (`weights/roofline.json` \"power\"):", "", "```json",
               json.dumps(doc["power"], indent=1, sort_keys=True), "```", ""]

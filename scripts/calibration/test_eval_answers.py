@@ -1,5 +1,6 @@
-"""`perfcard eval` answers power, energy and the device's memory figure as `perfcard predict` prints them: the
-evaluations (evaluate_gpu_ours, calibrate_eager_gpu) read these instead of re-deriving them in Python.
+"""`perfcard eval` answers power, energy, the host-bound flag, the uncertainty and the device's memory figure as
+`perfcard predict` prints them: the evaluations (evaluate_gpu_ours, calibrate_eager_gpu, evaluate_roofline)
+read these instead of re-deriving them in Python.
 
     /usr/bin/python3 -m unittest scripts.calibration.test_eval_answers
 """
@@ -29,6 +30,8 @@ class EvalAnswers(unittest.TestCase):
                 self.assertAlmostEqual(got["latency_ms"], row["latency_ms"], places=9)
                 self.assertAlmostEqual(got["power_w"], row["power_w"], places=9)
                 self.assertAlmostEqual(got["energy_j_per_sample"], row["energy_j_per_sample"], places=12)
+                self.assertEqual(got["host_bound"], row["host_bound"])
+                self.assertAlmostEqual(got["uncertainty"], row["uncertainty"], places=12)
                 m = got["memory_bytes"]
                 # The device's figure: every part once; saved_activations is a share of activations, not beside them.
                 parts = ("weights", "activations", "workspace", "context", "gradients", "optimizer", "optimizer_update",

@@ -31,3 +31,13 @@ class FamilyAccuracy(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HostBoundAccuracy(unittest.TestCase):
+    def test_each_source_weighs_the_same_and_thin_sources_are_left_out(self):
+        got = E.host_bound_accuracy({"gpu_ours": (400, 0.6), "help_gpu": (5000, 0.2), "dle": (4, 0.9)})
+        self.assertEqual((got["mape"], got["rows"]), (0.4, 5400))  # not 5000 rows' 0.2 drowning 400 rows' 0.6
+        self.assertIn("HELP", got["source"])
+        self.assertNotIn("DLE", got["source"])
+        self.assertIsNone(E.host_bound_accuracy({"dle": (4, 0.9)}))
+        self.assertIsNone(E.host_bound_accuracy({}))

@@ -82,11 +82,23 @@ struct RooflineConstants {
   // A training step's held-out error by family, "all" pooled over every measured training row
   // (scripts/training/evaluate_training_time.py --write); empty when none was measured.
   std::map<std::string, AccuracyNote> training_accuracy;
+  // By runtime: the held-out error of rows the roofline predicts host-bound (host_bound() below), every
+  // source weighing the same (scripts/calibration/evaluate_roofline.py). Eager's host cost per kernel differs
+  // between machines more than any GPU family's constants do, so a host-bound row carries at least this.
+  std::map<std::string, AccuracyNote> host_bound_accuracy;
 
   static RooflineConstants parse(std::string_view json_text);  // rejects a wrong major version
   const FamilyConstants& family_of(const Device& d, std::string* name = nullptr) const;
   const RuntimeConstants& runtime(std::string_view name) const;
 };
+
+// A row is host-bound when its device is busy less than half of its latency: the host's dispatch sets the
+// time, and a faster device would not change it. One rule for the predict document, `perfcard eval`'s
+// answers (the evaluations read it there) and the uncertainty of host-bound rows.
+constexpr double kHostBoundBusyFraction = 0.5;
+inline bool host_bound(double busy_ms, double latency_ms) {
+  return latency_ms > 0 && busy_ms < kHostBoundBusyFraction * latency_ms;
+}
 
 struct RooflineResult {
   double latency_ms = 0;        // one batch, end to end on the device
