@@ -333,6 +333,32 @@ TEST_CASE("a runtime no training row ran on gets the roofline's row from every l
   for (const auto& r : eager.rows) CHECK(r.predictor == "trees");
 }
 
+TEST_CASE("a host time per kernel the caller gives is the roofline's to use: every learned predictor declines it") {
+  const Committed c;
+  const auto model = perfcard::load_model(perfcard::test::read_file(repo_path("public/examples/resnet50.onnx")));
+  perfcard::PredictOptions o;
+  o.devices = {"rtx4090", "a100-sxm4-80gb"};
+  o.batches = {1, 32};
+  o.host_us = 20;
+  o.predictor = "roofline";
+  const auto roof = perfcard::predict(model, c.catalog, *c.set.roofline, c.constants, c.carbon, o);
+  for (const char* name : {"trees", "gnn", "transformer", "ensemble", "auto"}) {
+    o.predictor = name;
+    const auto got = perfcard::predict(model, c.catalog, *perfcard::select_predictor(name, c.set), c.constants, c.carbon, o);
+    REQUIRE(got.rows.size() == roof.rows.size());
+    for (std::size_t i = 0; i < got.rows.size(); ++i) {
+      const auto& r = got.rows[i];
+      INFO(name << ", " << r.device_id << " batch " << r.batch);
+      CHECK(r.predictor == "roofline");
+      CHECK(r.latency_ms == roof.rows[i].latency_ms);
+      CHECK(*r.host_us == 20);
+      std::string said;
+      for (const auto& w : r.warnings) said += w + "\n";
+      CHECK(said.find("with the host's time per kernel given (host_us), the roofline predicts") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("a training step is the roofline's: every learned predictor declines it, flagged, and auto says why") {
   const Committed c;
   const auto& constants = c.constants;

@@ -122,6 +122,31 @@ TEST_CASE("a host-bound row carries the error measured on host-bound rows where 
                     Catch::Contains("host_bound_accuracy.pytorch-eager"));
 }
 
+TEST_CASE("the host's time per kernel can be given for eager on GPUs; every row says what it assumed") {
+  Setup s;
+  perfcard::PredictOptions o;
+  o.devices = {"gpu-a", "cpu-b"};
+  o.batches = {1};
+  o.precision = perfcard::Precision::FP16;
+  const auto fitted = s.run(matmul_model(), o);
+  REQUIRE(fitted.rows.size() == 2);
+  CHECK(*fitted.rows[0].host_us == 10);  // the runtime's dispatch_us
+  CHECK_FALSE(fitted.rows[1].host_us);   // a CPU runtime: no eager host
+  o.host_us = 30;
+  const auto given = s.run(matmul_model(), o);
+  CHECK(*given.rows[0].host_us == 30);
+  // One kernel: the latency moves by the difference in host time, 20 us, and nothing else.
+  CHECK(given.rows[0].latency_ms - fitted.rows[0].latency_ms == Approx(0.020));
+  CHECK(given.rows[1].latency_ms == fitted.rows[1].latency_ms);
+  CHECK(perfcard::predict_to_json(given)["predictions"][0]["host_us_per_kernel"].get<double>() == 30);
+  CHECK(perfcard::predict_to_json(given)["predictions"][1]["host_us_per_kernel"].is_null());
+  for (double bad : {-1.0, 1e9, std::nan("")}) {
+    o.host_us = bad;
+    CHECK_THROWS_WITH(s.run(matmul_model(), o), Catch::Contains("host_us"));
+  }
+  CHECK_THROWS_WITH(perfcard::predict_options_from_text(R"({"hostUs": "fast"})"), Catch::Contains("--host-us expects a number"));
+}
+
 TEST_CASE("a precision the device lacks falls back, and the row says so") {
   Setup s;
   perfcard::PredictOptions o;
@@ -373,7 +398,7 @@ TEST_CASE("a predict row's keys, nested ones included, are the documented ones")
   const auto& row = doc["predictions"][0];
   CHECK(keys(row) ==
         "batch carbon_g_per_1000 device device_busy_ms device_busy_ms_by_phase device_memory_gb device_name "
-        "energy_j_per_sample features fits host_bound kernels latency_band_coverage latency_band_ms latency_ms "
+        "energy_j_per_sample features fits host_bound host_us_per_kernel kernels latency_band_coverage latency_band_ms latency_ms "
         "memory_mb memory_protocol mig optimizer out_of_distribution peak_memory_mb power_w precision "
         "precision_requested predictor runtime threads throughput_per_s uncertainty warnings");
   CHECK(keys(row["device_busy_ms_by_phase"]) == "backward forward update");

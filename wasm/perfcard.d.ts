@@ -32,6 +32,9 @@ export interface PredictOptions {
   latencyTargetMs?: number;
   /** GPU runtime (default 'pytorch-eager'). */
   runtime?: string;
+  /** pytorch-eager on GPUs: the host's time per launched kernel in microseconds (default: the fitted
+   *  constant); it sets eager's small-batch latency. Learned predictors decline it (the roofline predicts). */
+  hostUs?: number;
   /** CPU runtime (default 'onnxruntime'). */
   cpuRuntime?: string;
   /** Include per-kernel times (kernels[]) in each prediction. */
@@ -89,6 +92,9 @@ export interface DevicePrediction {
   device_busy_ms_by_phase?: { forward: number; backward: number; update: number };
   /** The device is busy less than half of the time: the host (dispatch) binds. */
   host_bound: boolean;
+  /** pytorch-eager on GPUs: the host's time per kernel the row assumed (hostUs, else the fitted constant);
+   *  null for other runtimes. */
+  host_us_per_kernel: number | null;
   /** Far from what the learned predictor was trained on; warnings say why. */
   out_of_distribution: boolean;
   /** What the memory figures (and, for 'training', the latency: one step) are for. */

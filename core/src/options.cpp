@@ -148,6 +148,8 @@ PredictOptions predict_options_from_json(const json& j) {
       o.pue = number_option(value, key, "--pue");
     } else if (key == "latencyTargetMs") {
       o.latency_target_ms = number_option(value, key, "--latency-target-ms");
+    } else if (key == "hostUs") {
+      o.host_us = number_option(value, key, "--host-us");
     } else if (key == "runtime") {
       o.gpu_runtime = string_option(value, key);
     } else if (key == "extraDevices") {
@@ -172,7 +174,7 @@ PredictOptions predict_options_from_json(const json& j) {
     } else {
       throw option_error("unknown option '" + key +
                          "' (known: devices, batch, precision, mode, optimizer, dims, region, gridGPerKwh, pue, "
-                         "latencyTargetMs, runtime, cpuRuntime, threads, kernels, features, predictor, "
+                         "latencyTargetMs, hostUs, runtime, cpuRuntime, threads, kernels, features, predictor, "
                          "extraDevices)");
     }
   }

@@ -19,6 +19,10 @@ namespace perfcard {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
+// The runtime whose latency the host's time per kernel sets (host_us), and the largest such time taken: a
+// tenth of a second per kernel is no host, it is a typo.
+constexpr const char* kHostRuntime = "pytorch-eager";
+constexpr double kMaxHostUs = 100000;
 
 std::string lower(std::string s) {
   for (auto& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
@@ -115,6 +119,12 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
     throw option_error("grid intensity must be a finite number >= 0 and PUE a finite number >= 1");
   if (opt.latency_target_ms && !(*opt.latency_target_ms > 0 && std::isfinite(*opt.latency_target_ms)))
     throw option_error("latency target must be a finite number > 0");
+  if (opt.host_us && !(*opt.host_us >= 0 && *opt.host_us <= kMaxHostUs))
+    throw option_error("host_us (the host's time per kernel, microseconds) must be a number from 0 to " +
+                       std::to_string(int(kMaxHostUs)));
+  if (opt.host_us && opt.gpu_runtime != kHostRuntime)
+    res.warnings.push_back("host_us applies to " + std::string(kHostRuntime) + "; runtime '" + opt.gpu_runtime +
+                           "' issues its kernels without the eager host's per-kernel cost, so it is not used");
   // Devices the caller describes join the catalog for this call only.
   const bool extra = !opt.extra_devices.is_null();
   const DeviceCatalog with_extra = extra ? catalog.with_devices(opt.extra_devices) : DeviceCatalog();
@@ -179,6 +189,10 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
                              "; predicted at " + std::string(precision_name(p.precision_used)));
       const Prepared& prep = prepared_for(p.runtime, p.precision_used);
       DeviceQuery query{d, 1, 1, d->is_gpu() ? 0 : opt.cpu_threads, opt.keep_kernels};
+      if (d->is_gpu() && p.runtime == kHostRuntime) {
+        query.host_us = opt.host_us.value_or(-1);
+        p.host_us = opt.host_us.value_or(constants.runtime(p.runtime).dispatch_us);
+      }
       PredictorOutput out = predictor.predict(prep, query);
       if (opt.keep_features) {
         if (!feature_timer) feature_timer = std::make_unique<RooflinePredictor>(constants);
@@ -235,7 +249,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
           auto cached = slice_latency.find(slices);
           if (cached == slice_latency.end()) {
             DeviceQuery slice{d, double(prof.compute_slices) / t.compute_slices_total,
-                              double(prof.memory_slices) / t.memory_slices_total, 0, false};
+                              double(prof.memory_slices) / t.memory_slices_total, 0, false, query.host_us};
             cached = slice_latency.emplace(slices, slice_timer->predict(prep, slice).latency_ms * correction).first;
           }
           m.latency_ms = cached->second;
@@ -303,6 +317,7 @@ std::string predict_to_json_text(const PredictResult& r, int indent) {
     }
     w.field("fits", p.fits);
     w.field("host_bound", host_bound(p.busy_ms, p.latency_ms));
+    number_or_null("host_us_per_kernel", p.host_us);
     if (!p.kernels.empty()) {
       w.key("kernels").begin_array();
       for (const auto& k : p.kernels)

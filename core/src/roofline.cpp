@@ -434,7 +434,7 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
   // still in the largest cache when it fits there, and pay only for the rest.
   const double cache_bytes = device.l3_mb.present ? device.l3_mb.value * 1048576.0
                              : device.l2_mb.present ? device.l2_mb.value * 1048576.0 : 0;
-  const double launch_ms = fam.launch_us / 1e3, dispatch_ms = rt.dispatch_us / 1e3;
+  const double launch_ms = fam.launch_us / 1e3, dispatch_ms = (opt.dispatch_us >= 0 ? opt.dispatch_us : rt.dispatch_us) / 1e3;
   double cpu_t = 0, gpu_t = 0, weighted_intensity = 0;
   if (opt.keep_kernels) r.kernels.reserve(plan.kernels.size());
   for (const auto& k : plan.kernels) {

@@ -30,6 +30,7 @@ RooflineResult RooflinePredictor::time(const RooflinePrepared& p, const DeviceQu
   o.bandwidth_scale = q.bandwidth_scale;
   o.keep_kernels = q.keep_kernels;
   o.threads = q.threads;
+  o.dispatch_us = q.host_us;
   return roofline_latency(p.plan, *q.device, c_, o);
 }
 

@@ -64,6 +64,12 @@ std::optional<PredictorOutput> TrainingDomain::untrained_runtime(const RooflineP
                            " training rows are inference runs, not training steps, so the roofline predicts");
     return out;
   }
+  if (query.host_us >= 0) {
+    PredictorOutput out = roofline.predict(prepared, query);
+    out.warnings.push_back(std::string(whose) + " rows ran on their own hosts; with the host's time per kernel given "
+                           "(host_us), the roofline predicts");
+    return out;
+  }
   if (std::find(runtimes_.begin(), runtimes_.end(), runtime) != runtimes_.end()) return std::nullopt;
   PredictorOutput out = roofline.predict(prepared, query);
   std::string trained;

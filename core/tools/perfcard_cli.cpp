@@ -84,7 +84,7 @@ int usage(std::ostream& os, int code) {
         "                        [--precision fp32|tf32|fp16|bf16|fp8|int8] [--mode inference|inference-grad|training]\n"
         "                        [--dim NAME=VALUE ...] [--region CODE | --grid-g-per-kwh X] [--pue X]\n"
         "                        [--optimizer adam|sgd|none] [--latency-target-ms X] [--runtime NAME] [--threads N] [--kernels] [--json]\n"
-        "                        [--predictor auto|roofline|trees|gnn|ensemble] [--features]\n"
+        "                        [--predictor auto|roofline|trees|gnn|ensemble] [--features] [--host-us X]\n"
         "       perfcard card MODEL.onnx [predict options] [--title TEXT] --out CARD.svg   (a static SVG card)\n"
         "       perfcard eval QUERIES.jsonl [--constants FILE]   (calibration: one prediction per line)\n"
         "       perfcard features --schema [--json]   (the learned predictors' feature columns)\n"
@@ -96,6 +96,9 @@ int usage(std::ostream& os, int code) {
         "  --dim NAME=VALUE  bind a symbolic input dim (e.g. --dim batch=8 --dim sequence=128);\n"
         "                    unbound dims default to 1 with a warning\n"
         "  --threads N       CPUs: onnxruntime intra-op threads (default 0 = every core of the catalog entry)\n"
+        "  --host-us X       GPUs, pytorch-eager: the host's time per launched kernel in microseconds, which sets\n"
+        "                    eager's small-batch latency (default: the fitted constant; measured hosts range from\n"
+        "                    about 20, PyTorch 2.x on current servers, to 65; docs/accuracy.md, \"Host-bound rows\")\n"
         "  --per-node        list every node with its shapes and costs\n"
         "  --predictor NAME  auto (default: per device family, the learned predictor where it beats the roofline\n"
         "                    on held-out rows), roofline, trees, gnn, transformer, ensemble\n"
@@ -170,7 +173,7 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
       {"--precision", "precision"}, {"--mode", "mode"},       {"--region", "region"},
       {"--grid-g-per-kwh", "gridGPerKwh"}, {"--pue", "pue"},  {"--latency-target-ms", "latencyTargetMs"},
       {"--runtime", "runtime"}, {"--cpu-runtime", "cpuRuntime"}, {"--threads", "threads"},
-      {"--predictor", "predictor"}, {"--optimizer", "optimizer"}};
+      {"--predictor", "predictor"}, {"--optimizer", "optimizer"}, {"--host-us", "hostUs"}};
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") json = true;

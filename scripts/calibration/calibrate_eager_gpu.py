@@ -16,11 +16,14 @@ runtime that belong to the host, the driver and the PyTorch build rather than to
   constant of the device family, fitted to the profiled busy time first (it does not depend on the host),
   then dispatch_us with it. One value for every profiled family (hopper alone so far).
 --write stores context_mb and workspace_mb (for `pytorch-eager` and `pytorch-cuda-graphs`, whose memory
-figures are eager's) in weights/roofline.json with the provenance, and launch_us on the profiled families that
-no committed learned predictor trained on (each file's `training.families`): there it changes no feature a
-file was fitted with. dispatch_us is reported, not written: the learned predictors read the roofline's
-latency as a feature on every eager row they trained on, so the two change together, in a retrain on the full
-zoo's tables. The memory constants enter no feature.
+figures are eager's) in weights/roofline.json with the provenance; they enter no feature.
+--write-features also stores launch_us on every GPU family: a kernel's least time on the GPU, measured where
+rows were profiled and taken for the others (the same driver's launch path), because a floor on one family
+alone makes its GPUs look slower than the others wherever the host does not hide it (the `kernel` and CUDA
+graphs runtimes: an H100 at 0.52 ms against an A100 at 0.21 ms for ResNet-50 at batch 1). The learned
+predictors read the roofline's busy time and latency as features, so this goes with a retrain
+(scripts/retrain.sh right after). dispatch_us is reported, never written here: no single host cost fits every
+source's hosts (docs/accuracy.md, "Host-bound rows"), and stage C's is the compromise between them.
 Run after stage C (calibrate_models.py); scripts/calibrate.sh runs every stage in order.
 """
 from __future__ import annotations
@@ -132,29 +135,12 @@ def fit(rows, base):
     return fitted, report
 
 
-def learned_families():
-    """{file: the device families its training rows ran on} for every committed learned predictor
-    (weights/*.pcwt; None for a file that does not record them)."""
-    import glob
-    import os
-    from scripts.weights import pcwt
-    out = {}
-    for path in sorted(glob.glob(os.path.join(paths.WEIGHTS, "*.pcwt"))):
-        with open(path, "rb") as f:
-            fams = pcwt.read_bytes(f.read()).metadata.get("training.families")
-        out[os.path.basename(path)] = None if fams is None else set(fams)
-    return out
-
-
-def launch_writable(families, learned):
-    """(the families of `families` whose launch_us can be written, why the others cannot): a family a
-    learned file trained on, or any family when a file does not say which it trained on, keeps its value."""
-    unknown = sorted(name for name, fams in learned.items() if fams is None)
-    if unknown:
-        return [], f"{', '.join(unknown)} do(es) not record the device families trained on"
-    used = {fam: sorted(name for name, fams in learned.items() if fam in fams) for fam in families}
-    return ([fam for fam in families if not used[fam]],
-            "; ".join(f"{fam}: trained on by {', '.join(names)}" for fam, names in used.items() if names))
+def gpu_families():
+    """The device families of the catalog's GPUs (the core's `perfcard devices --json`)."""
+    import subprocess
+    from scripts.roofline.perfcard_eval import cli
+    out = subprocess.run([cli(), "devices", "--json"], check=True, capture_output=True, text=True).stdout
+    return sorted({d["family"] for d in json.loads(out)["devices"] if d["kind"] == "gpu"})
 
 
 def shipped_constants(doc, fitted, report):
@@ -165,8 +151,9 @@ def shipped_constants(doc, fitted, report):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--write", action="store_true",
-                    help="store context_mb, workspace_mb and launch_us (see above) in weights/roofline.json")
+    ap.add_argument("--write", action="store_true", help="store context_mb and workspace_mb in weights/roofline.json")
+    ap.add_argument("--write-features", action="store_true",
+                    help="with --write: also launch_us on every GPU family (retrain the learned predictors after)")
     a = ap.parse_args(argv)
     from scripts.calibration.evaluate_gpu_ours import load
     rows, _, envs = load()
@@ -178,14 +165,14 @@ def main(argv=None):
     fitted, report = fit(rows, doc)
     shipped = shipped_constants(doc, fitted, report)
     print(json.dumps({"fitted": fitted, "shipped": shipped, **{k: v for k, v in report.items() if k != "split"}}, indent=1))
+    if a.write_features and not a.write:
+        ap.error("--write-features goes with --write")
     if not a.write:
         return 0
     doc = with_constants(doc, context_mb=fitted["context_mb"], workspace_mb=fitted["workspace_mb"])
-    launch_to, launch_kept = launch_writable(report["launch_families"], learned_families()) if "launch_us" in fitted else ([], "")
+    launch_to = gpu_families() if a.write_features and "launch_us" in fitted else []
     if launch_to:
         doc = with_constants(doc, launch_to, launch_us=fitted["launch_us"])
-    if launch_kept:
-        print(f"launch_us not written for {launch_kept}")
     for rt in MEMORY_RUNTIMES:
         doc["runtimes"][rt]["source"] = doc["runtimes"][rt]["source"].split(" | stage G:")[0] + (
             " | stage G: context_mb and workspace_mb fitted on our own GPU rows (scripts/calibration/calibrate_eager_gpu.py)")
@@ -196,14 +183,15 @@ def main(argv=None):
             f"{dev} ({e['gpu']}, PyTorch {e['torch']}, CUDA {e['cuda']}, driver {e['driver']})" for dev, e in sorted(envs.items())),
         "written": {k: fitted[k] for k in ("context_mb", "workspace_mb")},
         "runtimes": list(MEMORY_RUNTIMES),
-        **({"launch_us_written": {f: fitted["launch_us"] for f in launch_to}} if launch_to else {}),
-        **({"launch_us_fitted_not_written": {f: fitted["launch_us"] for f in report["launch_families"] if f not in launch_to},
-            "why_not_launch": launch_kept} if launch_kept else {}),
+        **({"launch_us_written": {"families": launch_to, "value": fitted["launch_us"],
+                                  "measured_on": report["launch_families"]}} if launch_to else
+           {"launch_us_fitted_not_written": {f: fitted["launch_us"] for f in report["launch_families"]}}
+           if "launch_us" in fitted else {}),
         "dispatch_us_fitted_not_written": fitted["dispatch_us"],
         "why_not_dispatch": "the learned predictors read the roofline's latency as a feature and were trained with "
                             "the present dispatch constant: both change together, in a retrain",
-        "why_launch": "launch_us is written only on device families no committed learned predictor trained on "
-                      "(their files' training.families): there no feature a file was fitted with changes",
+        "why_launch": "launch_us is written on every GPU family at once (--write-features, with a retrain): a floor "
+                      "on one family alone makes its GPUs look slower than the rest where the host does not hide it",
         "context": "median of NVML used minus PyTorch max_memory_reserved, every protocol",
         "workspace": "median of PyTorch max_memory_allocated minus the memory model's weights and activations, "
                      "no_grad inference",

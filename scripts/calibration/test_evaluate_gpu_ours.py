@@ -67,17 +67,13 @@ class Constants(unittest.TestCase):
                          {"dispatch_us": 40.0, "launch_us": 0.5})
         self.assertEqual(shipped_constants(doc, {"dispatch_us": 20.0}, {"launch_families": []}), {"dispatch_us": 40.0})
 
-    def test_the_kernel_floor_is_written_only_where_no_learned_file_trained(self):
-        from scripts.calibration.calibrate_eager_gpu import launch_writable
-        learned = {"trees.pcwt": {"ampere", "cpu"}, "gnn.pcwt": {"ada"}}
-        self.assertEqual(launch_writable(["hopper"], learned), (["hopper"], ""))
-        to, why = launch_writable(["hopper", "ampere"], learned)
-        self.assertEqual(to, ["hopper"])
-        self.assertIn("ampere: trained on by trees.pcwt", why)
-        to, why = launch_writable(["hopper"], {**learned, "old.pcwt": None})
-        self.assertEqual(to, [])
-        self.assertIn("old.pcwt", why)
-
+    def test_the_kernel_floor_goes_to_every_gpu_family_of_the_catalog(self):
+        from scripts.calibration.calibrate_eager_gpu import gpu_families
+        fams = gpu_families()
+        self.assertIn("hopper", fams)
+        self.assertIn("ampere", fams)
+        self.assertNotIn("cpu", fams)
+        self.assertNotIn("browser", fams)
 
 class TrainingRows(unittest.TestCase):
     def test_gpu_ours_hands_only_inference_rows_with_the_campaign_query(self):

@@ -36,6 +36,9 @@ struct PredictOptions {
   std::string gpu_runtime = "pytorch-eager";
   std::string cpu_runtime = "onnxruntime";
   int cpu_threads = 0;                       // onnxruntime intra-op threads on CPUs; 0 = every core
+  // pytorch-eager on GPUs: the host's time per launched kernel (us), which sets eager's small-batch latency
+  // and differs between machines (PyTorch version, CPU); default the runtime's fitted dispatch_us.
+  std::optional<double> host_us;
   double mig_headroom = 0.1;                 // a profile fits when peak memory <= (1 - headroom) x its memory
   bool keep_kernels = false;                 // per-kernel times (for breakdown charts)
   std::string predictor = "auto";            // which predictor the caller builds (predictor_registry.h)
@@ -56,6 +59,7 @@ struct DevicePrediction {
   std::string device_id, device_name, runtime;
   std::int64_t batch = 1;
   int threads = 0;                           // CPUs: the cores the prediction assumed busy (0 on GPUs)
+  std::optional<double> host_us;             // pytorch-eager: the host's time per kernel assumed (given or fitted)
   Precision precision_requested = Precision::FP16, precision_used = Precision::FP16;
   double latency_ms = 0, throughput_per_s = 0;
   MemoryBreakdown memory;

@@ -66,6 +66,10 @@ struct DeviceQuery {
   double bandwidth_scale = 1;   // MIG slice of bandwidth
   int threads = 0;              // CPUs: runtime worker threads, 0 = every core
   bool keep_kernels = false;
+  // The host's time per launched kernel the caller assumes (us), for the runtime whose latency it sets
+  // (pytorch-eager); < 0: the runtime's fitted dispatch_us. Learned predictors decline a given one: their
+  // rows ran on their own hosts.
+  double host_us = -1;
 };
 
 struct PredictorOutput {

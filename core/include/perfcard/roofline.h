@@ -122,6 +122,7 @@ struct RooflineOptions {
   // bandwidth). Ignored on GPUs.
   int threads = 0;
   bool keep_kernels = false;
+  double dispatch_us = -1;      // >= 0: the host time per kernel instead of the runtime's dispatch_us
 };
 
 RooflineResult roofline_latency(const Model& model, const Analysis& analysis, const Device& device,
