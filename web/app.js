@@ -3,7 +3,7 @@
 import * as F from './format.js';
 import { PALETTE, barChart, lineChart, migStrip, roofline, styleOf } from './charts.js';
 import { MEMBERS } from './predictors.js';
-import { SWEEP, parseFragment, predictOptions, toFragment } from './state.js';
+import { MAX_HOST_US, SWEEP, parseFragment, predictOptions, toFragment } from './state.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -709,6 +709,7 @@ function fillForm() {
   $('#predictor').value = settings.predictor;
   $('#pue').value = settings.pue ?? '';
   $('#target').value = settings.target ?? '';
+  $('#host').value = settings.hostUs ?? '';
   const ids = new Set(selectedIds());
   for (const cb of document.querySelectorAll('#device-list input')) cb.checked = ids.has(cb.value);
   const more = $('#device-list details');
@@ -792,6 +793,10 @@ function readForm() {
   const target = num($('#target'), false);
   mark($('#target'), target !== undefined, 'a number of milliseconds above 0, or empty for none');
   settings.target = target ?? null;
+  const host = num($('#host'), false);
+  mark($('#host'), host === null || (host !== undefined && host <= MAX_HOST_US),
+    `microseconds per kernel above 0, at most ${MAX_HOST_US.toLocaleString('en')}, or empty for the fitted constant`);
+  settings.hostUs = host && host <= MAX_HOST_US ? host : null;
   return ok;
 }
 

@@ -105,7 +105,9 @@ export function predictorText(r) {
 /** Where a row is host-bound (the device idles most of the latency while the runtime issues kernels),
  *  the words the table shows under its latency: the device-busy time and the idle share; else null. */
 export function hostBoundText(r) {
-  return r.host_bound && r.latency_ms > 0 ? `host-bound: ${busyText(r)}` : null;
+  if (!r.host_bound || !(r.latency_ms > 0)) return null;
+  const host = r.host_us_per_kernel ? `, host ${sig(r.host_us_per_kernel)} µs/kernel` : '';
+  return `host-bound: ${busyText(r)}${host}`;
 }
 
 /** A kernel's type in the breakdown: its op type, with the training phase beside it when not the
@@ -157,12 +159,12 @@ function csvCell(v) {
 /** The prediction rows as CSV, full precision, one line per device and batch. */
 export function toCsv(doc) {
   const head = ['device', 'device_name', 'batch', 'precision', 'precision_requested', 'runtime', 'latency_ms',
-    'device_busy_ms', 'host_bound', 'throughput_per_s', 'uncertainty', 'peak_memory_mb', 'weights_mb', 'activations_mb', 'device_memory_gb', 'fits',
+    'device_busy_ms', 'host_bound', 'host_us_per_kernel', 'throughput_per_s', 'uncertainty', 'peak_memory_mb', 'weights_mb', 'activations_mb', 'device_memory_gb', 'fits',
     'power_w', 'energy_j_per_sample', 'carbon_g_per_1000', 'mig_recommended', 'predictor', 'predictor_version'];
   const lines = [head.join(',')];
   for (const r of doc.predictions) {
     lines.push([r.device, r.device_name, r.batch, r.precision, r.precision_requested, r.runtime, r.latency_ms,
-      r.device_busy_ms, r.host_bound, r.throughput_per_s, r.uncertainty, r.peak_memory_mb, r.memory_mb.weights, r.memory_mb.activations,
+      r.device_busy_ms, r.host_bound, r.host_us_per_kernel, r.throughput_per_s, r.uncertainty, r.peak_memory_mb, r.memory_mb.weights, r.memory_mb.activations,
       r.device_memory_gb, r.fits, r.power_w, r.energy_j_per_sample, r.carbon_g_per_1000,
       r.mig ? r.mig.recommended ?? 'none' : '', r.predictor.name, r.predictor.version].map(csvCell).join(','));
   }
@@ -184,6 +186,7 @@ export function cliCommand(file, o) {
   if (o.pue !== undefined) a.push('--pue', String(o.pue));
   if (o.latencyTargetMs !== undefined) a.push('--latency-target-ms', String(o.latencyTargetMs));
   if (o.runtime) a.push('--runtime', q(o.runtime));
+  if (o.hostUs !== undefined) a.push('--host-us', String(o.hostUs));
   if (o.predictor) a.push('--predictor', q(o.predictor));
   a.push('--json');
   return a.join(' ');

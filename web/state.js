@@ -2,9 +2,11 @@
 // go into the fragment, never model bytes or a local file's name.
 //
 //   #example=bert_base&batch=8&devices=h100-sxm5-80gb,l4&precision=bf16&mode=training&optimizer=sgd&region=fr
-//    &pue=1.2&target=5&runtime=pytorch-eager&predictor=trees&dim.sequence=128&sort=latency_ms&dir=asc&focus=l4
+//    &pue=1.2&target=5&runtime=pytorch-eager&host=20&predictor=trees&dim.sequence=128&sort=latency_ms&dir=asc&focus=l4
 
 export const SWEEP = [1, 2, 4, 8, 16, 32, 64, 128];
+// The core's bound on the host's time per kernel (options: hostUs), in microseconds.
+export const MAX_HOST_US = 100000;
 
 export function defaults() {
   return {
@@ -18,6 +20,7 @@ export function defaults() {
     pue: null,
     target: null,      // latency target, ms
     runtime: '',
+    hostUs: null,      // eager's host time per kernel, us (null: the fitted constant)
     predictor: '',     // '': auto (learned where it beats the roofline for the device: docs/accuracy.md)
     dims: {},          // other symbolic dims
     sort: 'latency_ms',
@@ -53,6 +56,7 @@ export function parseFragment(hash) {
     else if (k === 'pue' && posNum(v) && Number(v) >= 1) s.pue = Number(v);
     else if (k === 'target' && posNum(v)) s.target = Number(v);
     else if (k === 'runtime' && token.test(v)) s.runtime = v;
+    else if (k === 'host' && posNum(v) && Number(v) <= MAX_HOST_US) s.hostUs = Number(v);
     else if (k === 'predictor' && /^(roofline|trees|gnn|transformer|ensemble)$/.test(v)) s.predictor = v;
     else if (k.startsWith('dim.') && token.test(k.slice(4)) && posInt(v)) s.dims[k.slice(4)] = posInt(v);
     else if (k === 'sort' && /^[a-z_]{1,32}$/.test(v)) s.sort = v;
@@ -76,6 +80,7 @@ export function toFragment(s) {
   if (s.pue) p.set('pue', String(s.pue));
   if (s.target) p.set('target', String(s.target));
   if (s.runtime) p.set('runtime', s.runtime);
+  if (s.hostUs) p.set('host', String(s.hostUs));
   if (s.predictor) p.set('predictor', s.predictor);
   for (const [k, v] of Object.entries(s.dims)) p.set(`dim.${k}`, String(v));
   if (s.sort !== d.sort) p.set('sort', s.sort);
@@ -96,6 +101,7 @@ export function predictOptions(s, deviceIds) {
   if (s.pue) o.pue = s.pue;
   if (s.target) o.latencyTargetMs = s.target;
   if (s.runtime) o.runtime = s.runtime;
+  if (s.hostUs) o.hostUs = s.hostUs;
   if (s.predictor) o.predictor = s.predictor;
   return o;
 }

@@ -19,6 +19,22 @@ test('host-bound rows say how long the device idles; others say nothing', () => 
   assert.equal(F.hostBoundText({ host_bound: true, latency_ms: 5, device_busy_ms: 1, threads: null }), 'host-bound: GPU busy 1.00 ms, idle 80%');
   assert.equal(F.hostBoundText({ host_bound: true, latency_ms: 2, device_busy_ms: 0.5, threads: 2 }), 'host-bound: CPU busy 0.500 ms, idle 75%');
   assert.equal(F.hostBoundText({ host_bound: false, latency_ms: 5, device_busy_ms: 4, threads: null }), null);
+  // eager on a GPU says which host time per kernel it assumed
+  assert.equal(F.hostBoundText({ host_bound: true, latency_ms: 5, device_busy_ms: 1, threads: null, host_us_per_kernel: 40.536 }),
+    'host-bound: GPU busy 1.00 ms, idle 80%, host 40.5 µs/kernel');
+});
+
+test('the CLI command carries the host time per kernel, and the fragment keeps it within the core\'s bound', async () => {
+  const S = await import('../../web/state.js');
+  assert.match(F.cliCommand('m.onnx', { devices: 'all', batch: [1], hostUs: 20 }), / --host-us 20 /);
+  assert.doesNotMatch(F.cliCommand('m.onnx', { devices: 'all', batch: [1] }), /--host-us/);
+  const s = S.parseFragment('#host=20&batch=2');
+  assert.equal(s.hostUs, 20);
+  assert.equal(S.predictOptions(s, ['h100']).hostUs, 20);
+  assert.equal(S.toFragment(s), '#batch=2&host=20');
+  assert.equal(S.parseFragment('#host=1e9').hostUs, null);
+  assert.equal(S.parseFragment('#host=-3').hostUs, null);
+  assert.equal(S.predictOptions(S.defaults(), ['h100']).hostUs, undefined);
 });
 
 test('the CSV carries the device-busy time and the host-bound flag', () => {
@@ -32,6 +48,7 @@ test('the CSV carries the device-busy time and the host-bound flag', () => {
   const cells = Object.fromEntries(head.split(',').map((k, i) => [k, line.split(',')[i]]));
   assert.equal(cells.device_busy_ms, '1');
   assert.equal(cells.host_bound, 'true');
+  assert.equal(cells.host_us_per_kernel, '');
   assert.equal(cells.latency_ms, '5');
 });
 

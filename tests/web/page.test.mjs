@@ -196,6 +196,16 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     const replayArgs = exported.replay.cli.split(' ').slice(3, -1);
     assert.ok(exported.replay.cli.includes('--runtime pytorch-cuda-graphs --predictor roofline'), exported.replay.cli);
     assertSameDoc(exported.replay.prediction, runCli(file, replayArgs), 'exported CUDA graphs document');
+    // The host's time per kernel: a field, in the command and the fragment, equal to the CLI's table; emptied
+    // again, the fitted constant comes back.
+    await page.fill('#host', '20');
+    await page.waitForFunction(() => document.querySelector('#cli').textContent.includes('--host-us 20'), null, { timeout: SLOW });
+    await ready(page, 'bert_base.onnx');
+    assertTableEquals(await tableRows(page), runCli(file, [...args, '--host-us', '20']));
+    assert.equal(new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get('host'), '20');
+    await page.fill('#host', '');
+    await page.waitForFunction(() => !document.querySelector('#cli').textContent.includes('--host-us'), null, { timeout: SLOW });
+    await ready(page, 'bert_base.onnx');
     await page.screenshot({ path: join(shots, 'page-bert.png'), fullPage: false });
     assert.deepEqual(page.errors, []);
   });
