@@ -195,6 +195,8 @@ def family_accuracy(table, family_devices):
 HOST_BOUND_SOURCES = {"gpu_ours": GPU_OURS, "dle": "DLE eager PyTorch ResNet-50 batch 1-256",
                       "help_gpu": "HELP NAS-Bench-201 on GPUs (PyTorch, batch 1, 32, 256)"}
 MIN_HOST_BOUND_ROWS = 5
+# Host times per kernel (us) tried per source, to say which host each source measured (--host-us guidance).
+HOST_US_GRID = (15, 20, 25, 30, 35, 40, 50, 65, 80, 100, 130)
 
 
 def host_bound_accuracy(per_source):
@@ -213,6 +215,7 @@ def host_bound_section(constants):
     """The rows the roofline predicts host-bound (the core's `host_bound`) in each eager GPU source never
     fitted on latency: (the uncertainty entry for pytorch-eager or None, the doc's lines)."""
     from scripts.training import rows as trows
+    from scripts.calibration.calibrate_eager_gpu import with_constants
     makers = {"gpu_ours": trows.gpu_ours_rows, "dle": trows.dle_rows, "help_gpu": lambda: trows.help_gpu_rows(1000)}
     per, lines = {}, []
     for key, make in makers.items():
@@ -225,20 +228,31 @@ def host_bound_section(constants):
         pred = np.array([r["latency_ms"] for r in res])[hb]
         meas = df.latency_ms.values[hb]
         if not hb.any():
-            lines.append(f"| {HOST_BOUND_SOURCES[key]} | 0 of {len(df)} | | | |")
+            lines.append(f"| {HOST_BOUND_SOURCES[key]} | 0 of {len(df)} | | | | |")
             continue
         m = metrics(pred, meas)
         per[key] = (m["rows"], m["mape"])
+        # The host this source measured: the time per kernel that fits its host-bound rows best (same rows).
+        qs = [q for q, b in zip(trows.queries(df), hb) if b]
+        grid = sorted({*HOST_US_GRID, constants["runtimes"]["pytorch-eager"]["dispatch_us"]})
+        scan = {us: metrics([r["latency_ms"] for r in run_queries(qs, with_constants(constants, dispatch_us=us))], meas)["mape"]
+                for us in grid}
+        best = min(scan, key=scan.get)
         lines.append(f"| {HOST_BOUND_SOURCES[key]} | {m['rows']} of {len(df)} | {m['mape']:.1%} | "
-                     f"{float(np.median(pred / meas - 1)):+.1%} | {', '.join(sorted(set(df.device_id[hb])))} |")
+                     f"{float(np.median(pred / meas - 1)):+.1%} | {best:g} us: {scan[best]:.1%} | "
+                     f"{', '.join(sorted(set(df.device_id[hb])))} |")
     entry = host_bound_accuracy(per)
     out = ["## Host-bound rows", "",
            "Where the roofline predicts the device busy less than half of the latency (`host_bound` in the predict",
            "document), eager PyTorch's host sets the time: its cost per kernel differs between machines (PyTorch",
            "versions, CPUs) more than any GPU family's constants do. Such a row carries at least the mean, over the",
            "eager GPU sources no stage fitted on latency, of each source's MAPE on its host-bound rows (each source",
-           "weighs the same); a family's own figure stays where it is larger.", "",
-           "| source | host-bound rows | MAPE | median signed | devices |", "|---|---:|---:|---:|---|", *lines, "",
+           "weighs the same); a family's own figure stays where it is larger. The host time per kernel that fits",
+           "a source's host-bound rows best (of " + ", ".join(f"{u:g}" for u in HOST_US_GRID) + " us and the shipped "
+           f"`dispatch_us`, {constants['runtimes']['pytorch-eager']['dispatch_us']:g}) says which host it measured: "
+           "`--host-us` (the page's Host field) sets it for a prediction.", "",
+           "| source | host-bound rows | MAPE | median signed | best host time per kernel: MAPE | devices |",
+           "|---|---:|---:|---:|---:|---|", *lines, "",
            (f"Shipped for `pytorch-eager` (weights/roofline.json `host_bound_accuracy`): {entry['mape']:.1%} over "
             f"{entry['rows']} rows." if entry else "No source has host-bound rows: nothing is shipped."), ""]
     return entry, out
