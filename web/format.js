@@ -103,10 +103,11 @@ export function predictorText(r) {
 }
 
 /** Where a row is host-bound (the device idles most of the latency while the runtime issues kernels),
- *  the words the table shows under its latency: the device-busy time and the idle share; else null. */
-export function hostBoundText(r) {
+ *  the words the table shows under its latency: the device-busy time and the idle share, and (`withHost`)
+ *  the host time per kernel the row assumed; else null. */
+export function hostBoundText(r, withHost = true) {
   if (!r.host_bound || !(r.latency_ms > 0)) return null;
-  const host = r.host_us_per_kernel ? `, host ${sig(r.host_us_per_kernel)} µs/kernel` : '';
+  const host = withHost && r.host_us_per_kernel ? `, host ${sig(r.host_us_per_kernel)} µs/kernel` : '';
   return `host-bound: ${busyText(r)}${host}`;
 }
 
