@@ -136,11 +136,9 @@ def fit(rows, base):
 
 
 def gpu_families():
-    """The device families of the catalog's GPUs (the core's `perfcard devices --json`)."""
-    import subprocess
-    from scripts.roofline.perfcard_eval import cli
-    out = subprocess.run([cli(), "devices", "--json"], check=True, capture_output=True, text=True).stdout
-    return sorted({d["family"] for d in json.loads(out)["devices"] if d["kind"] == "gpu"})
+    """The device families of the catalog's GPUs (as the core assigns them)."""
+    from scripts.roofline.perfcard_eval import catalog_devices
+    return sorted({d["family"] for d in catalog_devices() if d["kind"] == "gpu"})
 
 
 def shipped_constants(doc, fitted, report):

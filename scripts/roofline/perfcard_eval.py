@@ -65,6 +65,13 @@ def run_queries(queries, constants=None, devices=None, cli_path=None, weights_di
     return results
 
 
+def catalog_devices():
+    """The catalog's devices as the core lists them (`perfcard devices --json`: id, kind, family, ...): the
+    family of a device is the core's rule (roofline.json's arch prefixes), never re-derived here."""
+    out = subprocess.run([cli(), "devices", "--json"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["devices"]
+
+
 def refresh_manifest():
     """Every script that rewrites a file in weights/ refreshes weights/manifest.json (sha256, size)."""
     subprocess.run([sys.executable, "-m", "scripts.weights.update_manifest"], check=True, cwd=paths.ROOT)
