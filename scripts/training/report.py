@@ -189,10 +189,13 @@ def ensemble_lines(test: pd.DataFrame, version: str, meta: dict | None = None) -
               "| source | rows | inside the band | median band (high / low) | flagged | MAPE flagged | MAPE not flagged |",
               "|---|---:|---:|---:|---:|---:|---:|"]
     for src, g in test.groupby("source"):
-        inside = ((g.latency_ms >= g.band_lo) & (g.latency_ms <= g.band_hi)).mean()
+        # Rows the ensemble declined (a device family without held-out rows: the roofline's row) have no band.
+        banded = g[np.isfinite(g.band_lo) & np.isfinite(g.band_hi)]
+        inside = ((banded.latency_ms >= banded.band_lo) & (banded.latency_ms <= banded.band_hi)).mean() if len(banded) else None
+        width = f"{np.median(banded.band_hi / banded.band_lo):.2f}x" if len(banded) else "n/a (no band)"
         e = ape(g.ensemble_ms, g.latency_ms)
         flag = g.ood.to_numpy(bool)
-        lines.append(f"| {src} | {len(g)} | {fmt_pct(inside)} | {np.median(g.band_hi / g.band_lo):.2f}x | "
+        lines.append(f"| {src} | {len(g)} | {fmt_pct(inside)} | {width} | "
                      f"{fmt_pct(flag.mean())} | {fmt_pct(e[flag].mean() if flag.any() else None)} | "
                      f"{fmt_pct(e[~flag].mean() if (~flag).any() else None)} |")
     return lines + [""] + ensemble_aims(test)
