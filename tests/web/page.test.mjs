@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { assertSameDoc } from '../wasm/same_doc.mjs';
+import * as F from '../../web/format.js';
 import { dist, guard, launch, root, serve, unavailable } from './harness.mjs';
 
 const cli = resolve(process.env.PERFCARD_CLI ?? join(root, 'build', 'native', 'core', 'perfcard'));
@@ -140,7 +141,8 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     for (const p of eager.predictions) {
       assert.equal(marks[p.device] !== null, p.host_bound, `${p.device}: marked host-bound exactly when the CLI says so`);
       if (p.host_bound) {
-        assert.match(marks[p.device].text, /^host-bound: GPU busy [\d.]+ (µs|ms), idle \d+%$/);
+        assert.match(marks[p.device].text, /^host-bound: GPU busy [\d.]+ (µs|ms), idle \d+%, host [\d.]+ µs\/kernel$/);
+        assert.ok(marks[p.device].text.endsWith(`host ${F.sig(p.host_us_per_kernel)} µs/kernel`), `${p.device}: the host time it assumed`);
         assertSameDoc(marks[p.device].busy, p.device_busy_ms, `${p.device} device busy`);
       }
       const cell = rows.find((r) => r.device === p.device).cells.replay_ms;
