@@ -333,6 +333,34 @@ TEST_CASE("a runtime no training row ran on gets the roofline's row from every l
   for (const auto& r : eager.rows) CHECK(r.predictor == "trees");
 }
 
+TEST_CASE("a host-bound row carries the host-bound error whichever predictor made it; a device-bound row its own") {
+  const Committed c;
+  REQUIRE(c.constants.host_bound_accuracy.count("pytorch-eager"));
+  const double hb = c.constants.host_bound_accuracy.at("pytorch-eager").mape;
+  const auto model = perfcard::load_model(perfcard::test::read_file(repo_path("public/examples/resnet50.onnx")));
+  perfcard::PredictOptions o;
+  o.devices = {"rtx4090", "a100-sxm4-80gb", "t4"};
+  o.batches = {1, 256};
+  int bound = 0, free = 0;
+  for (const char* name : {"trees", "gnn", "transformer", "ensemble", "auto"}) {
+    o.predictor = name;
+    for (const auto& r : perfcard::predict(model, c.catalog, *perfcard::select_predictor(name, c.set), c.constants, c.carbon, o).rows) {
+      INFO(name << ", " << r.device_id << " batch " << r.batch << " by " << r.predictor);
+      if (perfcard::host_bound(r.busy_ms, r.latency_ms)) {
+        ++bound;
+        CHECK(r.uncertainty >= hb);
+        CHECK(r.band_low_ms <= r.latency_ms / (1 + hb) * (1 + 1e-12));
+        CHECK(r.band_high_ms >= r.latency_ms * (1 + hb) * (1 - 1e-12));
+      } else {
+        ++free;
+        CHECK(r.uncertainty < hb);  // the learned files' own figures on these families are smaller
+      }
+    }
+  }
+  CHECK(bound > 0);
+  CHECK(free > 0);
+}
+
 TEST_CASE("a host time per kernel the caller gives is the roofline's to use: every learned predictor declines it") {
   const Committed c;
   const auto model = perfcard::load_model(perfcard::test::read_file(repo_path("public/examples/resnet50.onnx")));

@@ -194,6 +194,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
         p.host_us = opt.host_us.value_or(constants.runtime(p.runtime).dispatch_us);
       }
       PredictorOutput out = predictor.predict(prep, query);
+      widen_for_host(out, constants, p.runtime, opt.mode);
       if (opt.keep_features) {
         if (!feature_timer) feature_timer = std::make_unique<RooflinePredictor>(constants);
         p.features = feature_row(prep, query, *feature_timer);

@@ -58,11 +58,19 @@ PredictorOutput RooflinePredictor::predict(const Prepared& prepared, const Devic
   out.warnings = std::move(r.warnings);
   out.uncertainty = prepared.subject.mode == Mode::Training ? training_uncertainty(*q.device, out.warnings)
                                                              : uncertainty(*q.device, &out.warnings);
-  if (prepared.subject.mode != Mode::Training && host_bound(out.busy_ms, out.latency_ms)) {
-    auto hb = c_.host_bound_accuracy.find(prepared.subject.runtime);
-    if (hb != c_.host_bound_accuracy.end() && hb->second.rows > 0) out.uncertainty = std::max(out.uncertainty, hb->second.mape);
-  }
   return out;
+}
+
+void widen_for_host(PredictorOutput& out, const RooflineConstants& constants, std::string_view runtime, Mode mode) {
+  if (mode == Mode::Training || !host_bound(out.busy_ms, out.latency_ms)) return;
+  auto hb = constants.host_bound_accuracy.find(std::string(runtime));
+  if (hb == constants.host_bound_accuracy.end() || hb->second.rows == 0 || hb->second.mape <= out.uncertainty) return;
+  const double u = hb->second.mape;
+  out.uncertainty = u;
+  if (out.band_coverage > 0) {  // a calibrated band covers at least what it did, and the host's spread
+    out.band_low_ms = std::min(out.band_low_ms, out.latency_ms / (1 + u));
+    out.band_high_ms = std::max(out.band_high_ms, out.latency_ms * (1 + u));
+  }
 }
 
 double RooflinePredictor::training_uncertainty(const Device& device, std::vector<std::string>& warnings) const {

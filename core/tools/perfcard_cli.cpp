@@ -33,6 +33,7 @@
 #include "perfcard/operator_graph.h"
 #include "perfcard/op_registry.h"
 #include "perfcard/power_model.h"
+#include "perfcard/roofline_predictor.h"
 #include "perfcard/predict.h"
 #include "perfcard/native_networks.h"
 #include "perfcard/predictor_registry.h"
@@ -299,6 +300,7 @@ int run_eval(const std::vector<std::string>& args) {
         prep = predictor->prepare(perfcard::PredictorSubject{m.get(), a.get(), runtime, precision, samples, mode, optimizer});
       perfcard::DeviceQuery dq{&d, q.value("compute_scale", 1.0), q.value("bandwidth_scale", 1.0), q.value("threads", 0), false};
       auto r = predictor->predict(*prep, dq);
+      perfcard::widen_for_host(r, constants, runtime, mode);
       out["latency_ms"] = r.latency_ms;
       if (training)
         out["busy_ms_by_phase"] = {{"forward", r.busy_ms_by_phase[0]}, {"backward", r.busy_ms_by_phase[1]},

@@ -185,7 +185,9 @@ def ensemble_lines(test: pd.DataFrame, version: str, meta: dict | None = None) -
         lines.append(f"| {src} | {dev} | {prec} | {len(g)} | " + " | ".join(fmt_pct(m[c]) for c in cols) +
                      f" | {fmt_tau(mean_tau(g, 'ensemble_ms'))} |")
     lines += ["", "Band and out-of-distribution flag, per source (an 80% band should hold about 80% of the rows; "
-              "the band is doubled on flagged rows):", "",
+              "the band is doubled on flagged rows, and a host-bound row's is at least as wide as the error measured "
+              "on host-bound rows, since the caller's host is not the one a source measured: on a source of one "
+              "host such as HELP's, more than 80% of the rows fall inside):", "",
               "| source | rows | inside the band | median band (high / low) | flagged | MAPE flagged | MAPE not flagged |",
               "|---|---:|---:|---:|---:|---:|---:|"]
     for src, g in test.groupby("source"):

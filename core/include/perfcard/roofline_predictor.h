@@ -33,6 +33,12 @@ class RooflinePredictor final : public Predictor {
   RooflineConstants c_;
 };
 
+// A host-bound row of any predictor (host_bound()) carries at least the error measured on host-bound rows of
+// its runtime (RooflineConstants::host_bound_accuracy): the host's time per kernel differs between machines,
+// and no predictor knows the caller's host. Widens `out`'s uncertainty, and a calibrated band to at least
+// that. Training steps keep their own figure. Applied where rows leave the core (predict, perfcard eval).
+void widen_for_host(PredictorOutput& out, const RooflineConstants& constants, std::string_view runtime, Mode mode);
+
 // The prepared state as a roofline plan, or Error(internal) when another predictor made it.
 const RooflinePrepared& as_roofline_prepared(const Prepared& p);
 
