@@ -103,7 +103,15 @@ function assertTableEquals(rows, doc) {
   }
 }
 
+// Exports wait for the batch sweep, and a prediction queued behind the one that just finished disables them
+// again until its own sweep is in: on a loaded machine `ready` alone can come a moment too early.
+async function exportable(page, id) {
+  await page.waitForFunction((sel) => !document.querySelector(sel).disabled && document.querySelector('#status').dataset.state === 'ready',
+    `#${id}`, { timeout: SLOW });
+}
+
 async function exportJson(page) {
+  await exportable(page, 'export-json');
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
   return JSON.parse(readFileSync(await download.path(), 'utf8'));
 }
@@ -186,6 +194,7 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     assert.equal(hash.get('precision'), 'bf16');
     assert.equal(hash.get('dim.sequence'), '128');
     // CSV: a header and one line per device and batch (table batch + the sweep).
+    await exportable(page, 'export-csv');
     const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
     const csv = readFileSync(await dl.path(), 'utf8').trim().split('\n');
     assert.match(csv[0], /^device,device_name,batch,/);
