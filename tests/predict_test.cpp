@@ -122,6 +122,34 @@ TEST_CASE("a host-bound row carries the error measured on host-bound rows where 
                     Catch::Contains("host_bound_accuracy.pytorch-eager"));
 }
 
+TEST_CASE("a calibrated band on a host-bound row is widened to the host's spread even where the family's error is larger") {
+  std::string text = kConstants;
+  const std::string tail = R"("training_accuracy")";
+  text.replace(text.find(tail), tail.size(),
+               R"("host_bound_accuracy": {"pytorch-eager": {"mape": 0.4, "rows": 30, "source": "test"}}, "training_accuracy")");
+  const auto c = perfcard::RooflineConstants::parse(text);
+  perfcard::PredictorOutput out;
+  out.latency_ms = 10;
+  out.busy_ms = 1;             // host-bound
+  out.uncertainty = 0.6;       // the family's figure, above the host's
+  out.band_low_ms = 9.5;       // a narrow calibrated band (its own width, not the uncertainty's)
+  out.band_high_ms = 10.5;
+  out.band_coverage = 0.8;
+  perfcard::widen_for_host(out, c, "pytorch-eager", perfcard::Mode::Inference);
+  CHECK(out.uncertainty == 0.6);
+  CHECK(out.band_low_ms == Approx(10 / 1.4));
+  CHECK(out.band_high_ms == Approx(14));
+  perfcard::PredictorOutput step = out;
+  step.band_low_ms = 9.5;
+  perfcard::widen_for_host(step, c, "pytorch-eager", perfcard::Mode::Training);  // a training step keeps its own
+  CHECK(step.band_low_ms == 9.5);
+  perfcard::PredictorOutput busy = out;
+  busy.busy_ms = 9;            // the device binds: nothing to widen
+  busy.band_low_ms = 9.5;
+  perfcard::widen_for_host(busy, c, "pytorch-eager", perfcard::Mode::Inference);
+  CHECK(busy.band_low_ms == 9.5);
+}
+
 TEST_CASE("the host's time per kernel can be given for eager on GPUs; every row says what it assumed") {
   Setup s;
   perfcard::PredictOptions o;
@@ -140,7 +168,7 @@ TEST_CASE("the host's time per kernel can be given for eager on GPUs; every row 
   CHECK(given.rows[1].latency_ms == fitted.rows[1].latency_ms);
   CHECK(perfcard::predict_to_json(given)["predictions"][0]["host_us_per_kernel"].get<double>() == 30);
   CHECK(perfcard::predict_to_json(given)["predictions"][1]["host_us_per_kernel"].is_null());
-  for (double bad : {-1.0, 1e9, std::nan("")}) {
+  for (double bad : {-1.0, 0.0, 1e9, std::nan("")}) {
     o.host_us = bad;
     CHECK_THROWS_WITH(s.run(matmul_model(), o), Catch::Contains("host_us"));
   }

@@ -92,8 +92,8 @@ export interface DevicePrediction {
   device_busy_ms_by_phase?: { forward: number; backward: number; update: number };
   /** The device is busy less than half of the time: the host (dispatch) binds. */
   host_bound: boolean;
-  /** pytorch-eager on GPUs: the host's time per kernel the row assumed (hostUs, else the fitted constant);
-   *  null for other runtimes. */
+  /** pytorch-eager on GPUs: the host's time per kernel the roofline under the row assumed (hostUs, else the
+   *  fitted constant; a learned row corrects that roofline); null for other runtimes. */
   host_us_per_kernel: number | null;
   /** Far from what the learned predictor was trained on; warnings say why. */
   out_of_distribution: boolean;

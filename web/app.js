@@ -291,7 +291,9 @@ const REPLAY_RUNTIME = 'pytorch-cuda-graphs';
 function replayOptions(table) {
   if (settings.mode !== 'inference' || (settings.runtime && settings.runtime !== 'pytorch-eager')) return null;
   const gpus = table.devices.filter((id) => device(id)?.kind === 'gpu');
-  return gpus.length ? { ...table, devices: gpus, runtime: REPLAY_RUNTIME, predictor: 'roofline' } : null;
+  if (!gpus.length) return null;
+  const { hostUs, ...rest } = table;  // eager's host time per kernel: graph replay issues no kernels from the host
+  return { ...rest, devices: gpus, runtime: REPLAY_RUNTIME, predictor: 'roofline' };
 }
 
 // "This device": the visitor's machine as the probe measured it, with onnxruntime-web's wasm backend on

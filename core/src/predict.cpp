@@ -119,12 +119,12 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
     throw option_error("grid intensity must be a finite number >= 0 and PUE a finite number >= 1");
   if (opt.latency_target_ms && !(*opt.latency_target_ms > 0 && std::isfinite(*opt.latency_target_ms)))
     throw option_error("latency target must be a finite number > 0");
-  if (opt.host_us && !(*opt.host_us >= 0 && *opt.host_us <= kMaxHostUs))
-    throw option_error("host_us (the host's time per kernel, microseconds) must be a number from 0 to " +
+  if (opt.host_us && !(*opt.host_us > 0 && *opt.host_us <= kMaxHostUs))
+    throw option_error("host_us (the host's time per kernel, microseconds) must be a number above 0, at most " +
                        std::to_string(int(kMaxHostUs)));
   if (opt.host_us && opt.gpu_runtime != kHostRuntime)
-    res.warnings.push_back("host_us applies to " + std::string(kHostRuntime) + "; runtime '" + opt.gpu_runtime +
-                           "' issues its kernels without the eager host's per-kernel cost, so it is not used");
+    res.warnings.push_back("host_us applies to " + std::string(kHostRuntime) + " only; runtime '" + opt.gpu_runtime +
+                           "' is predicted with its own constants");
   // Devices the caller describes join the catalog for this call only.
   const bool extra = !opt.extra_devices.is_null();
   const DeviceCatalog with_extra = extra ? catalog.with_devices(opt.extra_devices) : DeviceCatalog();

@@ -64,10 +64,12 @@ PredictorOutput RooflinePredictor::predict(const Prepared& prepared, const Devic
 void widen_for_host(PredictorOutput& out, const RooflineConstants& constants, std::string_view runtime, Mode mode) {
   if (mode == Mode::Training || !host_bound(out.busy_ms, out.latency_ms)) return;
   auto hb = constants.host_bound_accuracy.find(std::string(runtime));
-  if (hb == constants.host_bound_accuracy.end() || hb->second.rows == 0 || hb->second.mape <= out.uncertainty) return;
+  if (hb == constants.host_bound_accuracy.end() || hb->second.rows == 0) return;
   const double u = hb->second.mape;
-  out.uncertainty = u;
-  if (out.band_coverage > 0) {  // a calibrated band covers at least what it did, and the host's spread
+  out.uncertainty = std::max(out.uncertainty, u);
+  // A calibrated band is its own width, not the uncertainty's: it covers at least what it did, and the
+  // host's spread, whatever the family's figure.
+  if (out.band_coverage > 0) {
     out.band_low_ms = std::min(out.band_low_ms, out.latency_ms / (1 + u));
     out.band_high_ms = std::max(out.band_high_ms, out.latency_ms * (1 + u));
   }

@@ -138,7 +138,7 @@ def fit(rows, base):
 def gpu_families():
     """The device families of the catalog's GPUs (as the core assigns them)."""
     from scripts.roofline.perfcard_eval import catalog_devices
-    return sorted({d["family"] for d in catalog_devices() if d["kind"] == "gpu"})
+    return sorted({d["family"] for d in catalog_devices() if d["kind"] == "gpu" and d.get("family")})
 
 
 def shipped_constants(doc, fitted, report):
