@@ -218,7 +218,8 @@ def host_bound_section(constants):
         df = df[df.model.map(os.path.exists)] if len(df) else df
         if not len(df):
             continue
-        res = run_queries(trows.queries(df), constants)
+        queries = trows.queries(df)
+        res = run_queries(queries, constants)
         hb = np.array([r["host_bound"] for r in res])
         pred = np.array([r["latency_ms"] for r in res])[hb]
         meas = df.latency_ms.values[hb]
@@ -228,7 +229,7 @@ def host_bound_section(constants):
         m = metrics(pred, meas)
         per[key] = (m["rows"], m["mape"])
         # The host this source measured: the time per kernel that fits its host-bound rows best (same rows).
-        qs = [q for q, b in zip(trows.queries(df), hb) if b]
+        qs = [q for q, b in zip(queries, hb) if b]
         grid = sorted({*HOST_US_GRID, constants["runtimes"]["pytorch-eager"]["dispatch_us"]})
         scan = {us: metrics([r["latency_ms"] for r in run_queries(qs, with_constants(constants, dispatch_us=us))], meas)["mape"]
                 for us in grid}
