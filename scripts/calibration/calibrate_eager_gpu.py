@@ -22,7 +22,9 @@ rows were profiled and taken for the others (the same driver's launch path), bec
 alone makes its GPUs look slower than the others wherever the host does not hide it (the `kernel` and CUDA
 graphs runtimes: an H100 at 0.52 ms against an A100 at 0.21 ms for ResNet-50 at batch 1). The learned
 predictors read the roofline's busy time and latency as features, so this goes with a retrain
-(scripts/retrain.sh right after). dispatch_us is reported, never written here: no single host cost fits every
+(scripts/retrain.sh right after). Tried 2026-11-27 and not shipped: no never-fitted latency moved, and
+ML.ENERGY's LLM serving power and energy got worse (docs/accuracy.md, "Our GPU measurements"); check
+`scripts.calibration.evaluate_roofline` before and after whenever the profiled rows change. dispatch_us is reported, never written here: no single host cost fits every
 source's hosts (docs/accuracy.md, "Host-bound rows"), and stage C's is the compromise between them.
 Run after stage C (calibrate_models.py); scripts/calibrate.sh runs every stage in order.
 """
@@ -188,8 +190,9 @@ def main(argv=None):
         "dispatch_us_fitted_not_written": fitted["dispatch_us"],
         "why_not_dispatch": "the learned predictors read the roofline's latency as a feature and were trained with "
                             "the present dispatch constant: both change together, in a retrain",
-        "why_launch": "launch_us is written on every GPU family at once (--write-features, with a retrain): a floor "
-                      "on one family alone makes its GPUs look slower than the rest where the host does not hide it",
+        "why_launch": "launch_us is written on every GPU family at once or not at all (a floor on one family alone "
+                      "makes its GPUs look slower than the rest where the host does not hide it); on every family "
+                      "it worsened ML.ENERGY's never-fitted LLM power and energy (2026-11-27), so it stays 0",
         "context": "median of NVML used minus PyTorch max_memory_reserved, every protocol",
         "workspace": "median of PyTorch max_memory_allocated minus the memory model's weights and activations, "
                      "no_grad inference",
