@@ -149,6 +149,8 @@ def browser_section(constants):
 
 
 GPU_OURS = "PyTorch eager whole models (ours)"
+TIMM = "timm eager inference"
+DLE = "DLE eager PyTorch ResNet-50 batch 1-256"
 
 
 def gpu_ours_section(constants):
@@ -167,7 +169,7 @@ def gpu_ours_section(constants):
 
 # Where a family's uncertainty comes from, first found first: whole models in the runtime the rows are
 # predicted for (ours on the GPUs users pick, then timm and DLE), kernels only where no whole model was measured.
-UNCERTAINTY_SOURCES = (GPU_OURS, "timm eager inference", "DLE eager PyTorch ResNet-50 batch 1-256",
+UNCERTAINTY_SOURCES = (GPU_OURS, TIMM, DLE,
                        "NeuSight GEMM kernels", "onnxruntime-node CPU (ours)", "onnxruntime-web (ours, probed)")
 
 
@@ -187,7 +189,7 @@ def family_accuracy(table, family_devices):
 
 # Eager GPU sources whose latencies no stage fitted, by the name rows.py gives them: the hosts differ
 # between them (PyTorch versions, CPUs), which is what a host-bound row's uncertainty has to carry.
-HOST_BOUND_SOURCES = {"gpu_ours": GPU_OURS, "dle": "DLE eager PyTorch ResNet-50 batch 1-256",
+HOST_BOUND_SOURCES = {"gpu_ours": GPU_OURS, "dle": DLE,
                       "help_gpu": "HELP NAS-Bench-201 on GPUs (PyTorch, batch 1, 32, 256)"}
 MIN_HOST_BOUND_ROWS = 5
 # Host times per kernel (us) tried per source, to say which host each source measured (--host-us guidance).
@@ -345,12 +347,12 @@ def main():
     for split, label in (("test", "held-out families"), ("train", "in-sample (fitted)")):
         part = t[t.split == split]
         if len(part):
-            r, _ = evaluate(part, model_queries(part), ["device_id", "prec"], "timm eager inference", label, constants)
+            r, _ = evaluate(part, model_queries(part), ["device_id", "prec"], TIMM, label, constants)
             rows += [dict(x, precision=x.pop("prec")) for x in r]
     # NVIDIA DeepLearningExamples: never fitted on, so every row is held out.
     dle = dle_rows()
     if len(dle):
-        r, _ = evaluate(dle, model_queries(dle), ["device_id", "prec"], "DLE eager PyTorch ResNet-50 batch 1-256",
+        r, _ = evaluate(dle, model_queries(dle), ["device_id", "prec"], DLE,
                         "never fitted", constants)
         rows += [dict(x, precision=x.pop("prec")) for x in r]
     cpu_rows, cpu_lines = cpu_section(constants)
