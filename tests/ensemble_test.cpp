@@ -64,7 +64,7 @@ TEST_CASE("the ensemble is its members' weighted geometric mean, with its calibr
     return std::vector<double>{};
   };
 
-  const auto model = perfcard::load_model(read_file(repo_path("public/examples/resnet50.onnx")));
+  const auto model = perfcard::test::load_example("resnet50.onnx");
   for (const char* id : {"rtx4090", "titanxp", "rtx3090", "cpu-build-vm-amd-epyc-zen4"}) {
     const perfcard::Device& d = l.catalog.get(id);
     const std::int64_t batch = d.is_gpu() ? 8 : 1;
@@ -93,7 +93,7 @@ TEST_CASE("the ensemble is its members' weighted geometric mean, with its calibr
 TEST_CASE("the ensemble gives a device family without held-out rows to the roofline, and says so") {
   const Loaded l = load_all();
   const auto ensemble = perfcard::select_predictor("ensemble", l.set);
-  const auto model = perfcard::load_model(read_file(repo_path("public/examples/resnet50.onnx")));
+  const auto model = perfcard::test::load_example("resnet50.onnx");
   const auto analysis = perfcard::analyze(model, {});
   const auto p = ensemble->prepare({&model, &analysis, "pytorch-eager", perfcard::Precision::FP16, 1});
   // The H100: no public whole-model rows of the hopper family were held out (or trained on).
@@ -135,7 +135,7 @@ TEST_CASE("the ensemble's out-of-distribution distance: zero at a centroid, grow
 TEST_CASE("auto with every learned predictor loaded: per device, the one with the lowest error measured where it stands") {
   const Loaded l = load_all();
   const auto autos = perfcard::select_predictor("auto", l.set);
-  const auto model = perfcard::load_model(read_file(repo_path("public/examples/resnet50.onnx")));
+  const auto model = perfcard::test::load_example("resnet50.onnx");
   const auto analysis = perfcard::analyze(model, {});
   const auto p = autos->prepare({&model, &analysis, "pytorch-eager", perfcard::Precision::FP16, 1});
   int learned = 0;

@@ -133,7 +133,7 @@ TEST_CASE("the GNN predictor corrects the roofline, says so, and refuses files o
   const auto gnn = perfcard::select_predictor("gnn", set);
   CHECK(gnn->name() == "gnn");
 
-  const auto model = perfcard::load_model(perfcard::test::read_file(repo_path("public/examples/resnet50.onnx")));
+  const auto model = perfcard::test::load_example("resnet50.onnx");
   perfcard::AnalyzeOptions ao;
   ao.dims.values["batch"] = 8;
   const auto analysis = perfcard::analyze(model, ao);
@@ -171,7 +171,7 @@ TEST_CASE("the GNN's embeddings come from its cache when a graph repeats, with t
   auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
   auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
   const perfcard::GnnPredictor gnn(perfcard::read_weights(bytes), roofline, perfcard::NativeNetworks{});
-  const auto model = perfcard::load_model(perfcard::test::read_file(repo_path("public/examples/resnet50.onnx")));
+  const auto model = perfcard::test::load_example("resnet50.onnx");
   std::vector<perfcard::OperatorGraph> graphs;
   for (std::int64_t b : {1, 8, 3, 1}) {
     perfcard::AnalyzeOptions ao;
@@ -198,8 +198,8 @@ TEST_CASE("the GNN's fast path computes each class of equal nodes once and gives
                                                            perfcard::nn::Path::Reference)};
   };
   SECTION("real graphs: 32 equal decoder layers, a ResNet's stages") {
-    for (const char* file : {"public/examples/llama7b_decoder.onnx", "public/examples/resnet50.onnx"}) {
-      const auto model = perfcard::load_model(perfcard::test::read_file(repo_path(file)));
+    for (const char* file : {"llama7b_decoder.onnx", "resnet50.onnx"}) {
+      const auto model = perfcard::test::load_example(file);
       const auto a = perfcard::analyze(model, {});
       const auto [fast, ref] = margins(perfcard::operator_graph(model, a, 1));
       INFO(file);

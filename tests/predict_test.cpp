@@ -406,7 +406,7 @@ TEST_CASE("a predict row's keys, nested ones included, are the documented ones")
   const auto carbon = perfcard::CarbonTable::parse(perfcard::test::read_text(perfcard::test::repo_path("weights/carbon_regions.json")));
   const auto constants = perfcard::RooflineConstants::parse(perfcard::test::read_text(perfcard::test::repo_path("weights/roofline.json")));
   const perfcard::RooflinePredictor roofline(constants);
-  const auto model = perfcard::load_model(perfcard::test::read_file(perfcard::test::repo_path("public/examples/resnet50.onnx")));
+  const auto model = perfcard::test::load_example("resnet50.onnx");
   perfcard::PredictOptions o;
   o.devices = {"a100-sxm4-80gb"};
   o.batches = {8};

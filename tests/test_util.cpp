@@ -4,6 +4,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "perfcard/onnx_loader.h"
+
 namespace perfcard::test {
 
 std::string data_path(const std::string& relative) { return std::string(PERFCARD_TEST_DATA) + "/" + relative; }
@@ -19,5 +21,7 @@ std::string read_text(const std::string& path) {
   const auto b = read_file(path);
   return {b.begin(), b.end()};
 }
+
+Model load_example(const std::string& file) { return load_model(read_file(repo_path("public/examples/" + file))); }
 
 }  // namespace perfcard::test

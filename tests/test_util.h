@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "perfcard/error.h"
+#include "perfcard/graph.h"
 
 namespace perfcard::test {
 
@@ -14,6 +15,8 @@ std::string data_path(const std::string& relative);  // under tests/data/
 std::string repo_path(const std::string& relative);  // under the repository root (weights/, public/)
 std::vector<std::uint8_t> read_file(const std::string& path);
 std::string read_text(const std::string& path);
+// public/examples/<file>, loaded (the page's examples are the tests' real models).
+Model load_example(const std::string& file);
 
 // The message (without the location suffix) of the perfcard::Error that f throws, or "(no error)".
 template <class F>

@@ -171,7 +171,7 @@ TEST_CASE("the transformer predictor corrects the roofline, says so, and refuses
   const auto tf = perfcard::select_predictor("transformer", set);
   CHECK(tf->name() == "transformer");
 
-  const auto model = perfcard::load_model(perfcard::test::read_file(repo_path("public/examples/resnet50.onnx")));
+  const auto model = perfcard::test::load_example("resnet50.onnx");
   perfcard::AnalyzeOptions ao;
   ao.dims.values["batch"] = 8;
   const auto analysis = perfcard::analyze(model, ao);
