@@ -6,7 +6,9 @@
 #   trees        scripts.training.trees --write     trees.pcwt (its leave-one-device-out figures included)
 #   gnn          scripts.training.gnn --write       gnn.pcwt
 #   transformer  scripts.training.transformer --write
-#   ensemble     scripts.training.ensemble --write  on the members just written (out-of-fold refits of each)
+#   ensemble     scripts.training.ensemble --write  on the members just written (out-of-fold refits of each), with
+#                the shipped candidates: roofline, trees, transformer (the GNN as a candidate adds three GNN
+#                refits, hours more; PERFCARD_ENSEMBLE_MEMBERS=roofline,trees,gnn,transformer to try it)
 #   reports      scripts.training.evaluate --update-doc, scripts.calibration.evaluate_gpu_ours --update-doc
 #   wasm         scripts/build.sh                   the page's module and the CLI with the new files
 # Run it after anything that changes a feature the files read: the roofline's constants (scripts/calibrate.sh:
@@ -41,7 +43,7 @@ for step in "${steps[@]}"; do
     trees) nice -n 19 $py -m scripts.training.trees --write ;;
     gnn) nice -n 19 $py -m scripts.training.gnn --write ;;
     transformer) nice -n 19 $py -m scripts.training.transformer --write ;;
-    ensemble) nice -n 19 $py -m scripts.training.ensemble --write ;;
+    ensemble) nice -n 19 $py -m scripts.training.ensemble --write --members "${PERFCARD_ENSEMBLE_MEMBERS:-roofline,trees,transformer}" ;;
     reports)
       $py -m scripts.training.evaluate --update-doc
       $py -m scripts.calibration.evaluate_gpu_ours --update-doc ;;

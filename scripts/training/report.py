@@ -187,18 +187,22 @@ def ensemble_lines(test: pd.DataFrame, version: str, meta: dict | None = None) -
     lines += ["", "Band and out-of-distribution flag, per source (an 80% band should hold about 80% of the rows; "
               "the band is doubled on flagged rows, and a host-bound row's is at least as wide as the error measured "
               "on host-bound rows, since the caller's host is not the one a source measured: on a source of one "
-              "host such as HELP's, more than 80% of the rows fall inside):", "",
-              "| source | rows | inside the band | median band (high / low) | flagged | MAPE flagged | MAPE not flagged |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
+              "host such as HELP's, more than 80% of the rows fall inside; the roofline's error on the flagged rows says what "
+              "falling back to it there, as `auto` does, would give):", "",
+              "| source | rows | rows with a band | inside the band | median band (high / low) | flagged | MAPE flagged | "
+              "roofline MAPE flagged | MAPE not flagged |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for src, g in test.groupby("source"):
         # Rows the ensemble declined (a device family without held-out rows: the roofline's row) have no band.
         banded = g[np.isfinite(g.band_lo) & np.isfinite(g.band_hi)]
         inside = ((banded.latency_ms >= banded.band_lo) & (banded.latency_ms <= banded.band_hi)).mean() if len(banded) else None
         width = f"{np.median(banded.band_hi / banded.band_lo):.2f}x" if len(banded) else "n/a (no band)"
-        e = ape(g.ensemble_ms, g.latency_ms)
+        e, r = ape(g.ensemble_ms, g.latency_ms), ape(g.roofline_ms, g.latency_ms)
         flag = g.ood.to_numpy(bool)
-        lines.append(f"| {src} | {len(g)} | {fmt_pct(inside)} | {width} | "
+        # "inside" is a share of the banded rows only: the column before it says how many those are.
+        lines.append(f"| {src} | {len(g)} | {len(banded)} | {fmt_pct(inside)} | {width} | "
                      f"{fmt_pct(flag.mean())} | {fmt_pct(e[flag].mean() if flag.any() else None)} | "
+                     f"{fmt_pct(r[flag].mean() if flag.any() else None)} | "
                      f"{fmt_pct(e[~flag].mean() if (~flag).any() else None)} |")
     return lines + [""] + ensemble_aims(test)
 
@@ -244,7 +248,7 @@ def defaults_lines(test: pd.DataFrame, files: dict[str, dict]) -> list[str]:
     unlisted = [k for k in cols if k not in listed]
     return lines + ["", "This is the choice on a device the learned predictors trained on (every held-out row here is "
                     "on one); on a device they never saw, the table \"What `--predictor auto` takes on a device never "
-                    "trained on\" above decides. A device family without held-out rows (hopper, ...) gets the "
+                    "trained on\" above decides. A device family without held-out rows (volta, ...) gets the "
                     "roofline, and so does a row the chosen predictor would predict out of distribution. The choice is made on these same held-out rows (as the files record them), so "
                     "where two predictors are close the chosen one's figure is a slightly optimistic estimate of its "
                     "error on new families." + (
