@@ -168,14 +168,14 @@ TEST_CASE("auto with every learned predictor loaded: per device, the one with th
       CHECK(out.predictor == "roofline");
       continue;
     }
+    // Its row, out of distribution or not (flagged rows keep the learned figure: on held-out rows it was
+    // nearer than the roofline's for every reason of the flag).
     const auto own = best->predict(*p, {&d});
-    if (own.out_of_distribution) {
-      CHECK(out.predictor == "roofline");
-    } else {
-      CHECK(out.predictor == best->name());
-      CHECK(out.latency_ms == own.latency_ms);
-      ++learned;
-    }
+    CHECK(out.predictor == best->name());
+    CHECK(out.latency_ms == own.latency_ms);
+    CHECK(out.out_of_distribution == own.out_of_distribution);
+    CHECK(out.uncertainty == own.uncertainty);
+    ++learned;
   }
   CHECK(learned > 0);
 }

@@ -29,10 +29,12 @@ std::string joined(std::span<const std::string_view> names) {
 // Per device: of the loaded learned predictors, the one with the lowest measured error among those whose
 // file says they beat the roofline where this device stands (its family's held-out model families on a
 // device they trained on; leave one device out on a device they never saw, which is most of the catalog and
-// every visitor's own machine), else the roofline; and a learned predictor only for rows inside its
-// training data. Out of distribution (a device or model unlike any they were trained on) the learned
-// predictors extrapolate a correction nothing measured; the roofline's physics carries the device and the
-// shapes there, so it predicts, and the row says why.
+// every visitor's own machine), else the roofline. A row the chosen predictor flags out of distribution
+// keeps its prediction, flagged, with its doubled uncertainty and the reasons: on the held-out rows, for
+// every reason of the flag (the embedding's distance, a feature outside the training range), the learned
+// rows were nearer the measurements than the roofline's (docs/accuracy.md, the band table's "roofline MAPE
+// flagged"). Only where it declines (a runtime it has no measured rows of) does the roofline predict, and
+// the row says why.
 class AutoPredictor final : public Predictor {
  public:
   AutoPredictor(std::shared_ptr<const RooflinePredictor> roofline, std::vector<std::shared_ptr<const Predictor>> learned)
@@ -64,15 +66,12 @@ class AutoPredictor final : public Predictor {
     const Predictor* chosen = choose(family, q.device->id);
     if (!chosen) return roofline_->predict(p, q);
     PredictorOutput out = chosen->predict(p, q);
-    if (!out.out_of_distribution) return out;
+    // Its own row, flagged or not; or the roofline's that it gave unflagged (a host time the caller stated).
+    if (out.predictor != roofline_->name() || !out.out_of_distribution) return out;
+    // It declined a runtime it never trained on: the roofline's own row, which nothing flags.
     PredictorOutput r = roofline_->predict(p, q);
-    if (out.predictor == roofline_->name())  // it declined (a runtime it never trained on): no figure of its own
-      r.warnings.push_back("the " + chosen->name() + " predictor (" + chosen->version() +
-                           ") never trained on runtime '" + p.subject.runtime + "', so the roofline predicts");
-    else
-      r.warnings.push_back("the " + chosen->name() + " predictor (" + chosen->version() +
-                           ") would be out of distribution here, so the roofline predicts; it said " +
-                           three_digits(out.latency_ms) + " ms");
+    r.warnings.push_back("the " + chosen->name() + " predictor (" + chosen->version() +
+                         ") never trained on runtime '" + p.subject.runtime + "', so the roofline predicts");
     return r;
   }
 
