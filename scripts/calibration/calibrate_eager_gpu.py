@@ -24,8 +24,9 @@ graphs runtimes: an H100 at 0.52 ms against an A100 at 0.21 ms for ResNet-50 at 
 predictors read the roofline's busy time and latency as features, so this goes with a retrain
 (scripts/retrain.sh right after). Tried 2026-11-27 and not shipped: no never-fitted latency moved, and
 ML.ENERGY's LLM serving power and energy got worse (docs/accuracy.md, "Our GPU measurements"); check
-`scripts.calibration.evaluate_roofline` before and after whenever the profiled rows change. dispatch_us is reported, never written here: no single host cost fits every
-source's hosts (docs/accuracy.md, "Host-bound rows"), and stage C's is the compromise between them.
+`scripts.calibration.evaluate_roofline` before and after whenever the profiled rows change. dispatch_us is
+reported, never written here: no single host cost fits every source's hosts (docs/accuracy.md, "Host-bound
+rows"), and stage C's is the compromise between them.
 Run after stage C (calibrate_models.py); scripts/calibrate.sh runs every stage in order.
 """
 from __future__ import annotations

@@ -187,8 +187,8 @@ def ensemble_lines(test: pd.DataFrame, version: str, meta: dict | None = None) -
     lines += ["", "Band and out-of-distribution flag, per source (an 80% band should hold about 80% of the rows; "
               "the band is doubled on flagged rows, and a host-bound row's is at least as wide as the error measured "
               "on host-bound rows, since the caller's host is not the one a source measured: on a source of one "
-              "host such as HELP's, more than 80% of the rows fall inside; the roofline's error on the flagged rows says what "
-              "falling back to it there, as `auto` did until 2026-11-27, gives):", "",
+              "host such as HELP's, more than 80% of the rows fall inside; the roofline's error on the flagged rows "
+              "says what falling back to it there, as `auto` did until 2026-11-27, gives):", "",
               "| source | rows | rows with a band | inside the band | median band (high / low) | flagged | MAPE flagged | "
               "roofline MAPE flagged | MAPE not flagged |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -249,9 +249,10 @@ def defaults_lines(test: pd.DataFrame, files: dict[str, dict]) -> list[str]:
     return lines + ["", "This is the choice on a device the learned predictors trained on (every held-out row here is "
                     "on one); on a device they never saw, the table \"What `--predictor auto` takes on a device never "
                     "trained on\" above decides. A device family without held-out rows (volta, ...) gets the "
-                    "roofline; a row the chosen predictor flags out of distribution keeps its figure, flagged, with its doubled "
-                    "uncertainty (on the held-out rows the learned figure was nearer than the roofline's for every "
-                    "reason of the flag: the band table's \"roofline MAPE flagged\"). The choice is made on these same "
+                    "roofline; a row the chosen predictor flags out of distribution keeps its figure, flagged, with "
+                    "its doubled uncertainty (on the held-out rows the learned figure was nearer than the roofline's "
+                    "for every reason of the flag: the band table's \"roofline MAPE flagged\"). The choice is made on "
+                    "these same "
                     "held-out rows (as the files record them), so "
                     "where two predictors are close the chosen one's figure is a slightly optimistic estimate of its "
                     "error on new families." + (
