@@ -28,8 +28,11 @@ import glob
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 from collections import Counter
+from dataclasses import fields
 
 from scipy.stats import kendalltau
 
@@ -57,8 +60,10 @@ def catalog_id(env):
     return did
 
 
-def load(paths_glob=None):
-    """(rows measured, per-device skip reasons, environments) of every committed GPU campaign CSV."""
+def load(paths_glob=None, runtimes=("eager",)):
+    """(rows measured, per-device skip reasons, environments) of every committed GPU campaign CSV. Rows of a
+    runtime not in `runtimes` are counted as skipped: torch.compile is measured (the campaign's compile phase)
+    but is no runtime the core predicts, so only its comparison with eager reads them."""
     from scripts.measure.gpu_campaign import load_manifests, read_rows
     from scripts.zoo.ensure import ensure_graph
     entries = {e["id"]: e for e in load_manifests(("torchvision", "transformers", "nasbench201"))}
@@ -75,8 +80,11 @@ def load(paths_glob=None):
             if r["error"]:
                 why[r["error"].split(":")[0] if r["error"].startswith("skipped") else r["error"][:60]] += 1
                 continue
+            if r["runtime"] not in runtimes:
+                why[f"runtime {r['runtime']} (not predicted)"] += 1
+                continue
             e = entries[r["model"]]
-            r.update(device_id=dev, graph=ensure_graph(e), inputs=e.get("inputs") or {})
+            r.update(device_id=dev, graph=ensure_graph(e), inputs=e.get("inputs") or {}, csv=os.path.basename(path))
             for k in ("batch", "sequence", "past_sequence"):
                 r[k] = int(r[k])
             for k in ("median_ms", "max_allocated_mib", "max_reserved_mib", "device_used_mib", "power_w",
@@ -84,6 +92,53 @@ def load(paths_glob=None):
                 r[k] = float(r[k]) if r.get(k) else None
             rows.append(r)
     return rows, skipped, envs
+
+
+def trained_at(predictor):
+    """The commit a shipped learned predictor was trained at (its weights file's training.commit), or None."""
+    from scripts.weights import pcwt
+    path = os.path.join(paths.WEIGHTS, f"{predictor}.pcwt")
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        return pcwt.read_bytes(f.read()).metadata.get("training.commit")
+
+
+def measured_at(commit, csv_names):
+    """The configurations the campaign CSVs held as measured at `commit` ({csv name: set of keys}; a CSV
+    that did not exist then holds none): rows measured since then are ones no predictor trained at that commit
+    can have seen. None when this clone lacks the commit (a shallow clone), rather than calling every row new."""
+    from scripts.measure.gpu_campaign import done_keys
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=paths.ROOT, capture_output=True, text=True)
+    if git("cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
+        return None
+    out = {}
+    for name in csv_names:
+        got = git("show", f"{commit}:data/measured/{name}")
+        if got.returncode != 0:
+            out[name] = set()
+            continue
+        with tempfile.NamedTemporaryFile("w", suffix=".csv") as f:
+            f.write(got.stdout)
+            f.flush()
+            out[name] = done_keys(f.name)
+    return out
+
+
+def unseen_by(predictor, rows):
+    """Indices of the rows measured after `predictor`'s training commit (auto: the ensemble's), with the
+    commit; (None, None) when the commit is unknown."""
+    from scripts.measure.gpu_campaign import Config
+    commit = trained_at("ensemble" if predictor == "auto" else predictor)
+    if not commit:
+        return None, None
+    seen = measured_at(commit, sorted({r["csv"] for r in rows}))
+    if seen is None:
+        return None, None
+    names = [fl.name for fl in fields(Config)]
+    return commit, {i for i, r in enumerate(rows) if tuple(str(r[k]) for k in names) not in seen[r["csv"]]}
 
 
 def dims_of(r):
@@ -165,13 +220,16 @@ def lines(rows, pred, failed, skipped, envs, predictors, shipped, memory_fitted_
     the shipped stage G fit read."""
     from scripts.roofline.whole_models import family_split
     out = []
+    unseen = {p: unseen_by(p, rows) for p in predictors if p != "roofline"}
     for dev, env in sorted(envs.items()):
         drows = [(i, r) for i, r in enumerate(rows) if r["device_id"] == dev]
         fams = sorted({r["family"] for _, r in drows})
         out += [f"### {dev}: {env['gpu']}, PyTorch {env['torch']} eager, CUDA {env['cuda']}, driver {env['driver']}", "",
                 f"{len(drows)} measured rows of {len(fams)} families ({Counter(r['set'] for _, r in drows).most_common()}); "
-                f"precision fp16 (training: autocast, fp32 weights); batches 1 and 16; sequence 128 for the "
-                f"transformers. Skipped by the campaign: " +
+                f"precisions {', '.join(f'{k} ({v})' for k, v in Counter(r['precision'] for _, r in drows).most_common())} "
+                f"(training at 16 bits: autocast, fp32 weights); batches "
+                f"{', '.join(str(b) for b in sorted({r['batch'] for _, r in drows}))}; sequence 128 for the "
+                f"transformers' prefill, one token after 128 for decode. Skipped by the campaign: " +
                 "; ".join(f"{k} ({v})" for k, v in skipped[dev].most_common()) + ".", "",
                 "Columns: rows, mean APE, median APE, median signed error (predicted / measured - 1), Kendall's tau. "
                 "The tables use the shipped constants (weights/roofline.json). No latency or power constant was "
@@ -208,7 +266,19 @@ def lines(rows, pred, failed, skipped, envs, predictors, shipped, memory_fitted_
                                         if family_split(r["family"]) == "test"]))
                     if line:
                         out.append(line)
-        out += ["", "**Latency of the roofline by family** (inference, batch 1 and 16)", "",
+                    # Rows measured since a learned predictor's training: never fitted by it (the roofline's
+                    # line: the same rows as auto's, for comparison)
+                    if p != "roofline" or "auto" in unseen:
+                        commit, later = unseen["auto" if p == "roofline" else p]
+                        line = later is not None and fmt(
+                            f"{p} / {proto}, measured after " + ("auto's" if p == "roofline" else "its")
+                            + f" training ({commit})",
+                            metrics([(pred[(p, i)]["latency_ms"], r["median_ms"]) for i, r in drows
+                                     if i in later and r["protocol"] == proto and (p, i) in pred
+                                     and (p == "auto" or pred[(p, i)]["predictor"] == p)]))
+                        if line:
+                            out.append(line)
+        out += ["", "**Latency of the roofline by family** (inference)", "",
                 "| family | rows | MAPE | median APE | median signed | tau |", "|---|---:|---:|---:|---:|---:|"]
         for fam in fams:
             line = fmt(fam, metrics([(pred[("roofline", i)]["latency_ms"], r["median_ms"]) for i, r in drows
@@ -395,6 +465,36 @@ def refit_lines(rows, pred, answers, rep):
     return out + [""]
 
 
+COMPILED = ("compile", "compile-reduce-overhead")
+
+
+def compile_lines(rows):
+    """torch.compile against eager on the same GPU, model, batch and step, as measured (no prediction: the
+    core predicts eager). `rows`: load()'s rows with every runtime; [] when none is compiled."""
+    eager = {(r["device_id"], r["model"], r["precision"], r["batch"], r["sequence"], r["past_sequence"]): r["median_ms"]
+             for r in rows if r["runtime"] == "eager" and r["protocol"] == "inference"}
+    cells = {}
+    for r in rows:
+        k = (r["device_id"], r["model"], r["precision"], r["batch"], r["sequence"], r["past_sequence"])
+        if r["runtime"] in COMPILED and r["protocol"] == "inference":
+            cells.setdefault(k, {})[r["runtime"]] = r["median_ms"]
+    if not cells:
+        return []
+    out = ["### torch.compile against eager (measured)", "",
+           "The campaign's compile phase: the same module under `torch.compile` (default, and reduce-overhead, "
+           "which adds CUDA graphs), no_grad inference; the median after warm-up, compilation excluded. The core "
+           "predicts eager only: these rows train and score nothing, and say how far a compiled deployment can "
+           "sit below the figures PerfCard prints.", "",
+           "| device | model | precision | batch | eager ms | compile ms (speed-up) | reduce-overhead ms (speed-up) |",
+           "|---|---|---|---:|---:|---:|---:|"]
+    for k in sorted(cells):
+        e = eager.get(k)  # the eager row may be still to measure: the compiled figure alone, then
+        got = [(f"{cells[k][rt]:.3f}" + (f" ({e / cells[k][rt]:.2f}x)" if e else "")) if rt in cells[k] else ""
+               for rt in COMPILED]
+        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {f'{e:.3f}' if e else 'not yet measured'} | {got[0]} | {got[1]} |")
+    return out + [""]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     g = ap.add_mutually_exclusive_group()
@@ -413,7 +513,8 @@ def main(argv=None):
     _, answers, rep = refit(rows, shipped)
     text = "\n".join([BEGIN, *lines(rows, pred, failed, skipped, envs, predictors, shipped,
                                      stage_g_devices(shipped, envs)),
-                      *refit_lines(rows, pred, answers, rep), *cross_device_lines(rows, pred, shipped), END])
+                      *refit_lines(rows, pred, answers, rep), *cross_device_lines(rows, pred, shipped),
+                      *compile_lines(load(runtimes=("eager",) + COMPILED)[0]), END])
     print(text)
     return replace_section(text, BEGIN, END, "Our GPU measurements (issue 15)", a.update_doc, a.check,
                            "GPU campaign", DOC)

@@ -75,6 +75,59 @@ class Constants(unittest.TestCase):
         self.assertNotIn("cpu", fams)
         self.assertNotIn("browser", fams)
 
+class Runtimes(unittest.TestCase):
+    def test_compiled_rows_are_counted_not_loaded_unless_asked_for(self):
+        import csv
+        import os
+        import shutil
+        import tempfile
+        from scripts import paths
+        from scripts.measure.gpu_campaign import FIELDS
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        shutil.copy(os.path.join(paths.MEASURED, "gpu_nvidia_h200_environment.json"),
+                    os.path.join(tmp, "gpu_x_environment.json"))
+        with open(os.path.join(tmp, "gpu_x_torch.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=FIELDS, restval="")
+            w.writeheader()
+            w.writerow(dict(model="nb201_00000", family="nasbench201", set="nasbench201", runtime="compile",
+                            precision="fp16", protocol="inference", batch=1, sequence=0, past_sequence=0,
+                            median_ms=0.5))
+        rows, skipped, _ = ego.load(os.path.join(tmp, "gpu_*_torch.csv"))
+        self.assertEqual(rows, [])
+        self.assertEqual(dict(skipped["h200-sxm-141gb"]), {"runtime compile (not predicted)": 1})
+
+    def test_compile_against_eager_pairs_the_same_configuration(self):
+        base = dict(device_id="d", model="m", precision="fp16", batch=1, sequence=0, past_sequence=0,
+                    protocol="inference")
+        rows = [dict(base, runtime="eager", median_ms=2.0), dict(base, runtime="compile", median_ms=1.0),
+                dict(base, runtime="compile-reduce-overhead", median_ms=0.5, batch=16)]  # no eager at 16
+        text = "\n".join(ego.compile_lines(rows))
+        self.assertIn("| d | m | fp16 | 1 | 2.000 | 1.000 (2.00x) |  |", text)
+        self.assertIn("| d | m | fp16 | 16 | not yet measured |  | 0.500 |", text)
+        self.assertEqual(ego.compile_lines(rows[:1]), [])
+
+
+class MeasuredAt(unittest.TestCase):
+    def test_what_the_campaign_held_at_a_commit(self):
+        name = "gpu_nvidia_h100_80gb_hbm3_torch.csv"
+        got = ego.measured_at("HEAD", [name, "gpu_none_torch.csv"])
+        self.assertGreater(len(got[name]), 100)
+        self.assertEqual(got["gpu_none_torch.csv"], set())  # a device measured later: every row is new
+        self.assertIsNone(ego.measured_at("f" * 40, [name]))  # not in this clone: no split, not "all new"
+
+    def test_rows_measured_since_the_training_commit_are_the_unseen_ones(self):
+        from scripts.measure.gpu_campaign import Config
+        old = Config(model="m", family="f", set="s", batch=1)
+        rows = [dict(zip([f.name for f in ego.fields(Config)], old.key()), csv="x.csv"),
+                dict(zip([f.name for f in ego.fields(Config)], old.key()), csv="x.csv", batch="2")]
+        with mock.patch.object(ego, "trained_at", lambda p: "abc1234"), \
+                mock.patch.object(ego, "measured_at", lambda commit, names: {"x.csv": {old.key()}}):
+            self.assertEqual(ego.unseen_by("auto", rows), ("abc1234", {1}))
+        with mock.patch.object(ego, "trained_at", lambda p: None):
+            self.assertEqual(ego.unseen_by("trees", rows), (None, None))
+
+
 class TrainingRows(unittest.TestCase):
     def test_gpu_ours_hands_only_inference_rows_with_the_campaign_query(self):
         from scripts.training import rows as trows

@@ -275,6 +275,9 @@ class Tables:
                 if r.error:
                     self.report[src]["unmatched"][(key, "campaign: " + r.error.split(":")[0][:60])] += 1
                     continue
+                if r.runtime != "eager":  # torch.compile: measured, but no runtime the core predicts
+                    self.report[src]["unmatched"][(key, f"runtime torch.{r.runtime} not modelled")] += 1
+                    continue
                 e = self.zoo.by_id.get((r.set, r.model))
                 if e is None or not os.path.exists(os.path.join(zm.OUT_DIR, e["file"])):
                     self.report[src]["unmatched"][(key, "measured model not in scripts/zoo/out")] += 1

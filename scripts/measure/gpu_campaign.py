@@ -30,8 +30,9 @@ call, given the committed CSV in --out (`cp data/measured/gpu_* $OUT/` first), r
 
 Order (--phase): `first` is eager fp16 at batch 1 and 16 for the smallest model of every family, with
 all three memory protocols at batch 1, then the other models; `compile` is torch.compile (default and
-reduce-overhead) for a handful; `sweep` is batches 1, 2, 4, ... up to memory, fp32/tf32/bf16, the
-transformers' longer sequences.
+reduce-overhead) for a handful; `sweep` is fp16's batches 1, 2, 4, ... up to memory for every model,
+then bf16/tf32/fp32 at batch 1 and 16, then their batch curves (a batch larger than one that ran out of
+memory is skipped with a line, not tried).
 """
 from __future__ import annotations
 
@@ -53,6 +54,9 @@ SETS = ("torchvision", "transformers", "nasbench201")
 PRECISIONS = ("fp16", "bf16", "tf32", "fp32")
 PROTOCOLS = ("inference", "inference-grad", "training")
 # A handful of families for torch.compile: compilation takes minutes per model on a fresh machine.
+SWEEP_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+SWEEP_STAGES = ((("fp16",), SWEEP_BATCHES), (("bf16", "tf32", "fp32"), (1, 16)),
+                (("bf16", "tf32", "fp32"), SWEEP_BATCHES))
 COMPILE_MODELS = ("resnet50_r224", "vit_b_16_r224", "mobilenet_v3_large_r224", "bert-base-uncased", "gpt2.prefill")
 
 
@@ -152,12 +156,20 @@ def plan(entries, phase="first", batches_first=(1, 16)):
                             out.append(Config(model=e["id"], family=e["family"], set=e["set"], runtime=rt, batch=b,
                                               sequence=seq, past_sequence=past))
     elif phase == "sweep":
-        for e in turns:
-            for seq, past in steps_of(e):
-                for prec in PRECISIONS:
-                    for b in (1, 2, 4, 8, 16, 32, 64, 128, 256):
-                        out.append(Config(model=e["id"], family=e["family"], set=e["set"], precision=prec, batch=b,
-                                          sequence=seq, past_sequence=past))
+        # Stages, each over every model before the next: a short command still spreads over the families.
+        # The default precision's batch curve first (what the predictors learn throughput from), then the
+        # other precisions at the first phase's batches, then their curves.
+        seen = set()
+        for prec_set, batches in SWEEP_STAGES:
+            for e in turns:
+                for seq, past in steps_of(e):
+                    for prec in prec_set:
+                        for b in batches:
+                            c = Config(model=e["id"], family=e["family"], set=e["set"], precision=prec, batch=b,
+                                       sequence=seq, past_sequence=past)
+                            if c.key() not in seen:
+                                seen.add(c.key())
+                                out.append(c)
     else:
         raise SystemExit(f"unknown phase {phase!r} (first, compile, sweep)")
     return out
@@ -528,6 +540,7 @@ def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, mea
     new_file = not os.path.exists(csv_path)
     measured = skipped = 0
     cache = {}  # model id -> (module, inputs fn, params) or a skip reason
+    oom_at = {}  # a configuration less its batch -> the smallest batch that ran out of memory
     with open(csv_path, "a", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
         if new_file:
@@ -564,7 +577,10 @@ def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, mea
                     cache[c.model] = "cannot build it: " + said(err)[:150]
             got = cache[c.model]
             row = {**asdict(c), **(host or {}), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
-            if isinstance(got, str):
+            curve = tuple(v for k, v in asdict(c).items() if k != "batch")
+            if isinstance(got, str) or c.batch > oom_at.get(curve, c.batch):
+                if not isinstance(got, str):
+                    got = f"batch {oom_at[curve]} ran out of memory"
                 log(f"skip {c.model}: {got}")
                 row["error"] = f"skipped: {got}"
                 skipped += 1
@@ -576,6 +592,7 @@ def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, mea
                     measured += 1
                 except torch.cuda.OutOfMemoryError:
                     row["error"] = "out of memory"
+                    oom_at[curve] = min(c.batch, oom_at.get(curve, c.batch))
                     skipped += 1
                 except Exception as err:  # noqa: BLE001  an op this precision lacks, a compiler's failure
                     # (torch.compile raises its own types, not only RuntimeError): one row says so, the

@@ -51,6 +51,15 @@ class Plan(unittest.TestCase):
         with self.assertRaises(SystemExit):
             gc.plan(self.entries, "nonsense")
 
+    def test_the_sweep_spans_every_model_at_fp16_before_another_precision(self):
+        configs = gc.plan(self.entries, "sweep")
+        first_other = next(i for i, c in enumerate(configs) if c.precision != "fp16")
+        fp16 = configs[:first_other]
+        self.assertEqual({c.model for c in fp16}, {c.model for c in configs})
+        self.assertEqual({c.batch for c in fp16}, set(gc.SWEEP_BATCHES))
+        self.assertEqual(len({c.key() for c in configs}), len(configs))
+        self.assertFalse([c for c in configs[first_other:] if c.precision == "fp16"])
+
 
 class Idle(unittest.TestCase):
     def test_idle_power_is_the_median_of_samples_and_nothing_without_nvml(self):
@@ -155,6 +164,27 @@ class Run(unittest.TestCase):
                       measure_fn=flaky)
         self.assertEqual((m, s), (len(configs) - 1, 1))
         self.assertEqual(self.rows()[0]["error"], "AssertionError: a compiler's internal check")
+
+    def test_a_batch_larger_than_one_out_of_memory_is_not_tried(self):
+        import torch
+        e = self.entries[0]
+        configs = [gc.Config(model=e["id"], family=e["family"], set=e["set"], batch=b, precision="fp32")
+                   for b in (1, 2, 4, 8)]
+        configs.append(gc.Config(model=e["id"], family=e["family"], set=e["set"], batch=8, precision="tf32"))
+        tried = []
+
+        def small_card(model, inputs, c, device, nvml):
+            tried.append((c.batch, c.precision))
+            if c.batch >= 2:
+                raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+            return quick(model, inputs, c, device, nvml)
+
+        gc.run(configs, self.by_id, self.csv, "cpu", time.time() + 600, self.nvml, log=lambda x: None,
+               measure_fn=small_card)
+        self.assertEqual(tried, [(1, "fp32"), (2, "fp32"), (8, "tf32")])  # another curve is tried afresh
+        errors = [r["error"] for r in self.rows()]
+        self.assertEqual(errors[:2], ["", "out of memory"])
+        self.assertEqual(errors[2:4], ["skipped: batch 2 ran out of memory"] * 2)
 
     def test_failures_are_retried_and_a_later_measurement_supersedes_them(self):
         configs = self.configs()[:2]

@@ -9,7 +9,7 @@ Sources (the same rows and splits the roofline's evaluation uses, scripts/roofli
              on its machine's probe entry: the page's "this device" row (device family "browser")
   help_gpu   HELP's NAS-Bench-201 latencies on five GPUs at batch 1, 32, 256 (PyTorch, fp32; a seeded
              sample of cells)
-  gpu_ours   our GPU campaigns' no_grad inference rows (H100, H200; PyTorch 2.11 eager, fp16)    gpu_ours_rows
+  gpu_ours   our GPU campaigns' no_grad inference rows (H100, H200; PyTorch 2.11 eager)    gpu_ours_rows
 HELP's CPU rows are left out: PyTorch on CPU is a runtime PerfCard does not model (docs/accuracy.md).
 
 The features come from `perfcard eval` (queries with "features": true): the C++ core computes them, this
@@ -88,9 +88,10 @@ def web_ours_rows() -> pd.DataFrame:
 
 
 def gpu_ours_rows() -> pd.DataFrame:
-    """Our GPU campaign's no_grad inference rows (data/measured/gpu_<device>_torch.csv): PyTorch eager at
-    fp16 on the lent H100/H200. The other protocols are training steps, which the learned predictors do not
-    answer; the campaign's query (scripts/calibration/evaluate_gpu_ours.py) is the one every report asks."""
+    """Our GPU campaign's no_grad inference rows (data/measured/gpu_<device>_torch.csv): PyTorch eager on the
+    lent H100/H200 at each precision and batch the campaign measured (torch.compile's rows are not loaded).
+    The other protocols are training steps, which the learned predictors do not answer; the campaign's query
+    (scripts/calibration/evaluate_gpu_ours.py) is the one every report asks."""
     from scripts.calibration.evaluate_gpu_ours import load as load_gpu, query
     got = [r for r in load_gpu()[0] if r["protocol"] == "inference"]
     if not got:
