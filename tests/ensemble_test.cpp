@@ -113,6 +113,8 @@ TEST_CASE("the ensemble gives a device family without held-out rows to the roofl
   const auto out = ensemble->predict(*p, {&d});
   CHECK(out.predictor == "roofline");
   CHECK(out.out_of_distribution);
+  CHECK(out.ood_reasons == std::vector{perfcard::OodReason::NoHeldOutRows});
+  CHECK(out.declined());
   CHECK(out.latency_ms == Approx(l.set.roofline->predict(*p, {&d}).latency_ms));
   bool said = false;
   for (const auto& w : out.warnings) said |= w.find("so the roofline predicts") != std::string::npos;
@@ -196,6 +198,9 @@ TEST_CASE("a model far from every model trained on is flagged, and the row says 
   REQUIRE(d > e->distance_threshold());
   const auto out = e->predict(*p, {&l.catalog.get("rtx4090")});
   CHECK(out.out_of_distribution);
+  CHECK(std::find(out.ood_reasons.begin(), out.ood_reasons.end(), perfcard::OodReason::EmbeddingDistance) !=
+        out.ood_reasons.end());
+  CHECK(!out.declined());  // the ensemble's own figure, flagged
   const std::string want = "out of distribution: the graph is far from every graph trained on (distance " +
                            perfcard::three_digits(d) + "; the training graphs lie within " +
                            perfcard::three_digits(e->distance_threshold()) + ")";

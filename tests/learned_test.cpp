@@ -250,6 +250,8 @@ TEST_CASE("auto: the committed trees where they beat the roofline for the device
       CHECK(a.predictor == "trees");
       CHECK(a.latency_ms == trees.rows[i].latency_ms);
       CHECK(a.out_of_distribution == trees.rows[i].out_of_distribution);
+      CHECK(a.ood_reasons == trees.rows[i].ood_reasons);
+      CHECK(a.out_of_distribution == !a.ood_reasons.empty());  // a flag always has its reasons
       CHECK(a.uncertainty == trees.rows[i].uncertainty);
       ++(trees.rows[i].out_of_distribution ? flagged : learned);
     } else {
@@ -361,9 +363,11 @@ TEST_CASE("a runtime no training row ran on gets the roofline's row from every l
         for (const auto& w : r.warnings) said += w + "\n";
         if (std::string(name) == "auto") {
           CHECK(!r.out_of_distribution);
+          CHECK(r.ood_reasons.empty());
           CHECK(said.find(std::string("never trained on runtime '") + runtime + "', so the roofline predicts") != std::string::npos);
         } else {
           CHECK(r.out_of_distribution);
+          CHECK(r.ood_reasons == std::vector{perfcard::OodReason::UntrainedRuntime});
           // (each file names the runtimes its rows ran on: eager PyTorch among them, this one not)
           CHECK(said.find("training rows ran on ") != std::string::npos);
           CHECK(said.find("pytorch-eager") != std::string::npos);
@@ -460,6 +464,8 @@ TEST_CASE("a training step is the roofline's: every learned predictor declines i
       std::string said;
       for (const auto& w : r.warnings) said += w + "\n";
       CHECK(r.out_of_distribution == (std::string(name) != "auto"));
+      CHECK(r.ood_reasons == (std::string(name) != "auto" ? std::vector{perfcard::OodReason::TrainingStep}
+                                                          : std::vector<perfcard::OodReason>{}));
       if (std::string(name) != "auto") CHECK(said.find("training rows are inference runs, not training steps") != std::string::npos);
     }
     // Said once for the prediction, not on every row.

@@ -427,7 +427,7 @@ TEST_CASE("a predict row's keys, nested ones included, are the documented ones")
   CHECK(keys(row) ==
         "batch carbon_g_per_1000 device device_busy_ms device_busy_ms_by_phase device_memory_gb device_name "
         "energy_j_per_sample features fits host_bound host_us_per_kernel kernels latency_band_coverage latency_band_ms latency_ms "
-        "memory_mb memory_protocol mig optimizer out_of_distribution peak_memory_mb power_w precision "
+        "memory_mb memory_protocol mig ood_reasons optimizer out_of_distribution peak_memory_mb power_w precision "
         "precision_requested predictor runtime threads throughput_per_s uncertainty warnings");
   CHECK(keys(row["device_busy_ms_by_phase"]) == "backward forward update");
   CHECK(keys(row["memory_mb"]) ==

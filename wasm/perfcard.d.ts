@@ -97,6 +97,9 @@ export interface DevicePrediction {
   host_us_per_kernel: number | null;
   /** Far from what the learned predictor was trained on; warnings say why. */
   out_of_distribution: boolean;
+  /** Why, a word each (empty when not out of distribution); the first three mean the roofline predicts. */
+  ood_reasons: Array<'training-step' | 'untrained-runtime' | 'no-held-out-rows' | 'untrained-device-family' |
+    'feature-range' | 'unknown-ops' | 'embedding-distance'>;
   /** What the memory figures (and, for 'training', the latency: one step) are for. */
   memory_protocol: string;
   peak_memory_mb: number;

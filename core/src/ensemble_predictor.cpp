@@ -148,9 +148,8 @@ PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const Devic
   if (auto declined = domain_.untrained_runtime(*roofline_, *p, q, "the ensemble's")) return std::move(*declined);
   if (!domain_.accuracy().count(family)) {
     PredictorOutput out = roofline_->predict(*p, q);
-    out.out_of_distribution = true;
-    out.warnings.push_back("out of distribution: no held-out rows of device family '" + family +
-                           "' measure the learned predictors' error, so the roofline predicts");
+    out.flag(OodReason::NoHeldOutRows, "no held-out rows of device family '" + family +
+                                           "' measure the learned predictors' error, so the roofline predicts");
     return out;
   }
   // One roofline pass and one feature row serve every member (each member's own predict() would time
@@ -174,17 +173,13 @@ PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const Devic
   out.predictor = name();
   out.version = version_;
   domain_.judge(*q.device, family, row, {}, roofline_->uncertainty(*q.device, nullptr), out);
-  if (p->unknown_ops > 0) {
-    out.out_of_distribution = true;
-    out.warnings.push_back("out of distribution: " + std::to_string(p->unknown_ops) +
-                           " nodes have op types the learned predictors never saw");
-  }
+  if (p->unknown_ops > 0)
+    out.flag(OodReason::UnknownOps, std::to_string(p->unknown_ops) + " nodes have op types the learned predictors never saw");
   const double distance = embedding_distance(ood_embedding(*p));
-  if (distance > threshold_) {
-    out.out_of_distribution = true;
-    out.warnings.push_back("out of distribution: the graph is far from every graph trained on (distance " +
-                           three_digits(distance) + "; the training graphs lie within " + three_digits(threshold_) + ")");
-  }
+  if (distance > threshold_)
+    out.flag(OodReason::EmbeddingDistance, "the graph is far from every graph trained on (distance " +
+                                               three_digits(distance) + "; the training graphs lie within " +
+                                               three_digits(threshold_) + ")");
   double half = grp.band_base + grp.band_spread * spread;
   if (out.out_of_distribution) half *= 2;  // as the uncertainty: nothing measured says how far it errs there
   out.band_low_ms = out.latency_ms * std::exp(-half);

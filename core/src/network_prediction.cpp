@@ -20,11 +20,9 @@ PredictorOutput network_prediction(const RooflinePredictor& roofline, const Trai
   PredictorOutput out = domain.correct(std::move(r), margin(row), std::string(network) + "'s");
   out.predictor = name;
   out.version = version;
-  if (p.unknown_ops > 0) {
-    out.out_of_distribution = true;
-    out.warnings.push_back("out of distribution: " + std::to_string(p.unknown_ops) + " nodes have op types " +
-                           std::string(network) + " has no embedding for");
-  }
+  if (p.unknown_ops > 0)
+    out.flag(OodReason::UnknownOps, std::to_string(p.unknown_ops) + " nodes have op types " + std::string(network) +
+                                        " has no embedding for");
   std::string family;
   roofline.constants().family_of(*q.device, &family);
   domain.judge(*q.device, family, row, {}, roofline.uncertainty(*q.device, nullptr), out);

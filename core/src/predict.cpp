@@ -214,6 +214,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
         p.band_high_ms = p.latency_ms * (1 + p.uncertainty);
       }
       p.out_of_distribution = out.out_of_distribution;
+      p.ood_reasons = out.ood_reasons;
       p.kernels = std::move(out.kernels);
       for (auto& w : out.warnings) p.warnings.push_back(std::move(w));
       p.predictor = out.predictor.empty() ? predictor.name() : out.predictor;
@@ -351,6 +352,9 @@ std::string predict_to_json_text(const PredictResult& r, int indent) {
       else w.key("recommended").null();
       w.end();
     }
+    w.key("ood_reasons").begin_array();
+    for (OodReason why : p.ood_reasons) w.value(ood_reason_name(why));
+    w.end();
     if (r.optimizer.empty()) w.key("optimizer").null();
     else w.field("optimizer", r.optimizer);
     w.field("out_of_distribution", p.out_of_distribution);

@@ -67,7 +67,7 @@ class AutoPredictor final : public Predictor {
     if (!chosen) return roofline_->predict(p, q);
     PredictorOutput out = chosen->predict(p, q);
     // Its own row, flagged or not; or the roofline's that it gave unflagged (a host time the caller stated).
-    if (out.predictor != roofline_->name() || !out.out_of_distribution) return out;
+    if (!out.declined()) return out;
     // It declined a runtime it never trained on: the roofline's own row, which nothing flags.
     PredictorOutput r = roofline_->predict(p, q);
     r.warnings.push_back("the " + chosen->name() + " predictor (" + chosen->version() +

@@ -10,6 +10,31 @@
 
 namespace perfcard {
 
+std::string_view ood_reason_name(OodReason r) {
+  switch (r) {
+    case OodReason::TrainingStep: return "training-step";
+    case OodReason::UntrainedRuntime: return "untrained-runtime";
+    case OodReason::UntrainedFamily: return "untrained-device-family";
+    case OodReason::NoHeldOutRows: return "no-held-out-rows";
+    case OodReason::FeatureRange: return "feature-range";
+    case OodReason::UnknownOps: return "unknown-ops";
+    case OodReason::EmbeddingDistance: return "embedding-distance";
+  }
+  return "unknown";
+}
+
+void PredictorOutput::flag(OodReason why, const std::string& words) {
+  out_of_distribution = true;
+  if (std::find(ood_reasons.begin(), ood_reasons.end(), why) == ood_reasons.end()) ood_reasons.push_back(why);
+  warnings.push_back("out of distribution: " + words);
+}
+
+bool PredictorOutput::declined() const {
+  return std::any_of(ood_reasons.begin(), ood_reasons.end(), [](OodReason r) {
+    return r == OodReason::TrainingStep || r == OodReason::UntrainedRuntime || r == OodReason::NoHeldOutRows;
+  });
+}
+
 std::string three_digits(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
@@ -58,10 +83,9 @@ std::optional<PredictorOutput> TrainingDomain::untrained_runtime(const RooflineP
   const std::string& runtime = prepared.subject.runtime;
   if (prepared.subject.mode == Mode::Training) {
     PredictorOutput out = roofline.predict(prepared, query);
-    out.out_of_distribution = true;
+    out.flag(OodReason::TrainingStep, std::string(whose) +
+                                          " training rows are inference runs, not training steps, so the roofline predicts");
     out.uncertainty *= 2;
-    out.warnings.push_back("out of distribution: " + std::string(whose) +
-                           " training rows are inference runs, not training steps, so the roofline predicts");
     return out;
   }
   if (query.host_us >= 0) {
@@ -74,10 +98,9 @@ std::optional<PredictorOutput> TrainingDomain::untrained_runtime(const RooflineP
   PredictorOutput out = roofline.predict(prepared, query);
   std::string trained;
   for (const auto& r : runtimes_) trained += (trained.empty() ? "" : ", ") + r;
-  out.out_of_distribution = true;
+  out.flag(OodReason::UntrainedRuntime, std::string(whose) + " training rows ran on " + trained + ", not on runtime '" +
+                                            runtime + "', so the roofline predicts");
   out.uncertainty *= 2;
-  out.warnings.push_back("out of distribution: " + std::string(whose) + " training rows ran on " + trained +
-                         ", not on runtime '" + runtime + "', so the roofline predicts");
   return out;
 }
 
@@ -110,10 +133,8 @@ void TrainingDomain::judge(const Device& device, const std::string& family, std:
     acc = held != accuracy_.end() ? &held->second : nullptr;
   }
   out.uncertainty = acc && acc->rows > 0 ? acc->mape : fallback;
-  if (std::find(families_.begin(), families_.end(), family) == families_.end()) {
-    out.out_of_distribution = true;
-    out.warnings.push_back("out of distribution: no measured rows of device family '" + family + "' were trained on");
-  }
+  if (std::find(families_.begin(), families_.end(), family) == families_.end())
+    out.flag(OodReason::UntrainedFamily, "no measured rows of device family '" + family + "' were trained on");
   const auto schema = feature_schema();
   std::string outside;
   for (std::size_t i = 0; i < row.size() && i < train_min_.size(); ++i) {
@@ -122,10 +143,7 @@ void TrainingDomain::judge(const Device& device, const std::string& family, std:
     if (row[i] < train_min_[i] - margin || row[i] > train_max_[i] + margin)
       outside += (outside.empty() ? "" : ", ") + std::string(i < schema.size() ? schema[i].name : "?");
   }
-  if (!outside.empty()) {
-    out.out_of_distribution = true;
-    out.warnings.push_back("out of distribution: outside the training rows' range: " + outside);
-  }
+  if (!outside.empty()) out.flag(OodReason::FeatureRange, "outside the training rows' range: " + outside);
   if (out.out_of_distribution) out.uncertainty *= 2;
 }
 

@@ -316,6 +316,8 @@ int run_eval(const std::vector<std::string>& args) {
         out["energy_j_per_sample"] = perfcard::energy_j_per_sample(*power, r.latency_ms, double(samples));
       }
       out["out_of_distribution"] = r.out_of_distribution;
+      out["ood_reasons"] = nlohmann::json::array();
+      for (perfcard::OodReason why : r.ood_reasons) out["ood_reasons"].push_back(std::string(perfcard::ood_reason_name(why)));
       out["uncertainty"] = r.uncertainty;
       if (r.band_coverage > 0) out["band_ms"] = {r.band_low_ms, r.band_high_ms};
       out["warnings"] = r.warnings;

@@ -204,7 +204,28 @@ def ensemble_lines(test: pd.DataFrame, version: str, meta: dict | None = None) -
                      f"{fmt_pct(flag.mean())} | {fmt_pct(e[flag].mean() if flag.any() else None)} | "
                      f"{fmt_pct(r[flag].mean() if flag.any() else None)} | "
                      f"{fmt_pct(e[~flag].mean() if (~flag).any() else None)} |")
-    return lines + [""] + ensemble_aims(test)
+    return lines + [""] + ood_reason_lines(test) + ensemble_aims(test)
+
+
+def ood_reason_lines(test: pd.DataFrame) -> list[str]:
+    """The flagged rows split by the flag's reasons (the core's words; a row may have several): what keeping
+    the learned figure on them gives against the roofline's."""
+    if "ood_reasons" not in test.columns:
+        return []
+    reasons = test.ood_reasons.fillna("").str.split(",")
+    names = sorted({r for rs in reasons for r in rs if r})
+    if not names:
+        return []
+    lines = ["Flagged rows per reason of the flag (`ood_reasons` in `perfcard predict --json`; a row may have "
+             "several; untrained-runtime, training-step and no-held-out-rows rows are the roofline's own):", "",
+             "| reason | source | rows | ensemble MAPE | roofline MAPE |", "|---|---|---:|---:|---:|"]
+    e, r = ape(test.ensemble_ms, test.latency_ms), ape(test.roofline_ms, test.latency_ms)
+    for name in names:
+        has = reasons.map(lambda rs: name in rs).to_numpy(bool)
+        for src in sorted(test.source[has].unique()):
+            m = has & (test.source == src).to_numpy(bool)
+            lines.append(f"| {name} | {src} | {int(m.sum())} | {fmt_pct(e[m].mean())} | {fmt_pct(r[m].mean())} |")
+    return lines + [""]
 
 
 def ensemble_aims(test: pd.DataFrame) -> list[str]:

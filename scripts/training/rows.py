@@ -177,7 +177,8 @@ def one_version(results: list[dict], predictor: str) -> str:
 
 def score(rows: pd.DataFrame, names=("trees", "gnn", "transformer", "ensemble")) -> tuple[pd.DataFrame, dict[str, str]]:
     """The rows with each predictor's latency from the core (`<name>_ms`) and, from the ensemble, its
-    calibrated band (band_lo, band_hi) and out-of-distribution flag (ood); and each predictor's version."""
+    calibrated band (band_lo, band_hi), out-of-distribution flag (ood) and its reasons (ood_reasons, comma-
+    separated: the core's words); and each predictor's version."""
     out, versions = rows.copy(), {}
     qs = queries(rows)
     for name in names:
@@ -188,4 +189,5 @@ def score(rows: pd.DataFrame, names=("trees", "gnn", "transformer", "ensemble"))
             out["band_lo"] = [r.get("band_ms", [np.nan, np.nan])[0] for r in res]
             out["band_hi"] = [r.get("band_ms", [np.nan, np.nan])[1] for r in res]
             out["ood"] = [bool(r["out_of_distribution"]) for r in res]
+            out["ood_reasons"] = [",".join(r.get("ood_reasons", [])) for r in res]
     return out, versions

@@ -15,6 +15,21 @@ from scripts.training import ensemble, quantization
 from scripts.weights import pcwt
 
 
+class OodReasonTable(unittest.TestCase):
+    def test_each_reason_of_the_flag_has_its_rows_and_both_errors(self):
+        from scripts.training import report
+        test = pd.DataFrame({"source": ["timm", "timm", "help_gpu", "timm"],
+                             "latency_ms": [1.0, 1.0, 1.0, 1.0], "ensemble_ms": [1.1, 1.3, 1.0, 2.0],
+                             "roofline_ms": [2.0, 1.5, 1.2, 2.0],
+                             "ood_reasons": ["feature-range,embedding-distance", "feature-range", "", ""]})
+        text = "\n".join(report.ood_reason_lines(test))
+        self.assertIn("| embedding-distance | timm | 1 | 10.0% | 100.0% |", text)
+        self.assertIn("| feature-range | timm | 2 | 20.0% | 75.0% |", text)
+        self.assertNotIn("help_gpu", text)  # not flagged
+        self.assertEqual(report.ood_reason_lines(test.assign(ood_reasons="")), [])
+        self.assertEqual(report.ood_reason_lines(test.drop(columns="ood_reasons")), [])  # a score from before
+
+
 class FitRules(unittest.TestCase):
     def test_weights_pick_the_member_that_is_right(self):
         rng = np.random.default_rng(0)

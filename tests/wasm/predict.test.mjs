@@ -287,6 +287,8 @@ describe('loadPredictor()', () => {
     assert.ok(ada.latency_band_ms[0] < ada.latency_ms && ada.latency_ms < ada.latency_band_ms[1]);
     assert.equal(volta.predictor.name, 'roofline', 'no held-out rows of the family: the roofline, flagged');
     assert.equal(volta.out_of_distribution, true);
+    assert.deepEqual(volta.ood_reasons, ['no-held-out-rows']);
+    assert.equal(ada.out_of_distribution, ada.ood_reasons.length > 0);
     assert.equal(volta.latency_band_coverage, null);
   });
 

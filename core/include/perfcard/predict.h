@@ -75,7 +75,8 @@ struct DevicePrediction {
   double busy_ms = 0;                        // device busy time within latency_ms
   std::array<double, 3> busy_ms_by_phase{};  // training: of busy_ms, forward, backward, update
   double baseline_ms = 0;                    // the roofline's latency that a learned predictor corrected
-  bool out_of_distribution = false;          // the warnings say why
+  bool out_of_distribution = false;          // the warnings say why, ood_reasons in a word each
+  std::vector<OodReason> ood_reasons;
   std::string predictor, predictor_version;  // the predictor that made this row
   std::vector<KernelTime> kernels;
   std::vector<float> features;               // with keep_features: feature_schema() order, NaN = unknown

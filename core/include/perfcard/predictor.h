@@ -72,6 +72,19 @@ struct DeviceQuery {
   double host_us = -1;
 };
 
+// Why a row is out of distribution, for readers that act on it (the page, the reports); the warnings say it
+// in words. Stable names (ood_reason_name) go into the JSON.
+enum class OodReason : std::uint8_t {
+  TrainingStep,       // the learned predictors trained on inference runs: the roofline predicts
+  UntrainedRuntime,   // a runtime no training row ran on: the roofline predicts
+  UntrainedFamily,    // no training row of the device's family
+  NoHeldOutRows,      // the ensemble: no held-out rows of the family measure its error, the roofline predicts
+  FeatureRange,       // a feature outside the training rows' range
+  UnknownOps,         // op types the network has no embedding for
+  EmbeddingDistance,  // the model's embedding far from every training model's
+};
+std::string_view ood_reason_name(OodReason r);
+
 struct PredictorOutput {
   double latency_ms = 0;
   double uncertainty = 0;       // relative (0.2 = +-20%), from the predictor's measured held-out error
@@ -83,10 +96,16 @@ struct PredictorOutput {
   // A calibrated band (the ensemble's): `band_coverage` of held-out rows were measured inside
   // [band_low_ms, band_high_ms]. 0 = none; the band is then latency / (1 + uncertainty) .. x (1 + uncertainty).
   double band_low_ms = 0, band_high_ms = 0, band_coverage = 0;
-  bool out_of_distribution = false;
+  bool out_of_distribution = false;  // set by flag(), with its reasons
+  std::vector<OodReason> ood_reasons;
   std::string predictor, version;  // who made this row (a selecting predictor names the one it chose)
   std::vector<KernelTime> kernels;
   std::vector<std::string> warnings;  // out-of-distribution reasons included, in words
+
+  // Flags the row out of distribution for `why`, said in `words` (a warning beginning "out of distribution: ").
+  void flag(OodReason why, const std::string& words);
+  // The learned predictor declined the row (a training step, a runtime it never trained on): the roofline's.
+  bool declined() const;
 };
 
 // Held-out accuracy of a learned predictor for one device family, as its file records it.
