@@ -441,7 +441,7 @@ function renderTable() {
       cell('energy_j_per_sample', r.energy_j_per_sample, r.energy_j_per_sample === null ? '–' : `${F.sig(r.energy_j_per_sample)} J`),
       cell('carbon_g_per_1000', r.carbon_g_per_1000, r.carbon_g_per_1000 === null ? '–' : `${F.sig(r.carbon_g_per_1000)} g`),
       cell('mig', r.mig ? r.mig.recommended : null, F.migText(r)),
-      cell('predictor', r.predictor.name, h('span', { class: r.out_of_distribution ? 'ood' : '', title: r.predictor.version + (r.out_of_distribution ? ': outside the predictor\'s training data, its error may be larger than stated' : ''), text: r.predictor.name + (r.out_of_distribution ? ' (out of distribution)' : '') })));
+      cell('predictor', r.predictor.name, h('span', { class: r.out_of_distribution ? 'ood' : '', title: r.predictor.version + (r.out_of_distribution ? `: outside the predictor's training data (${F.oodText(r)}), its error may be larger than stated` : ''), text: r.predictor.name + (r.out_of_distribution ? ' (out of distribution)' : '') })));
   }));
 }
 

@@ -102,6 +102,22 @@ export function predictorText(r) {
   return `${r.predictor.name} ${r.predictor.version}` + (r.out_of_distribution ? ' (out of distribution)' : '');
 }
 
+// The core's out-of-distribution reasons (ood_reasons), in the table's words.
+const OOD_WORDS = {
+  'training-step': 'a training step: the learned predictors trained on inference runs',
+  'untrained-runtime': 'a runtime the learned predictor never trained on',
+  'no-held-out-rows': 'no held-out rows of this device family measure the learned error',
+  'untrained-device-family': 'a device family it never trained on',
+  'feature-range': 'features outside the training rows\' range',
+  'unknown-ops': 'op types it has no embedding for',
+  'embedding-distance': 'a model far from every model it trained on',
+};
+
+/** Why a row is out of distribution, in words ('' when it is not); an unknown reason is shown as given. */
+export function oodText(r) {
+  return (r.ood_reasons ?? []).map((k) => OOD_WORDS[k] ?? k).join('; ');
+}
+
 /** Where a row is host-bound (the device idles most of the latency while the runtime issues kernels),
  *  the words the table shows under its latency: the device-busy time and the idle share, and (`withHost`)
  *  the host time per kernel the row assumed; else null. */

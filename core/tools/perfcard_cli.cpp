@@ -85,7 +85,7 @@ int usage(std::ostream& os, int code) {
         "                        [--precision fp32|tf32|fp16|bf16|fp8|int8] [--mode inference|inference-grad|training]\n"
         "                        [--dim NAME=VALUE ...] [--region CODE | --grid-g-per-kwh X] [--pue X]\n"
         "                        [--optimizer adam|sgd|none] [--latency-target-ms X] [--runtime NAME] [--threads N] [--kernels] [--json]\n"
-        "                        [--predictor auto|roofline|trees|gnn|ensemble] [--features] [--host-us X]\n"
+        "                        [--predictor auto|roofline|trees|gnn|transformer|ensemble] [--features] [--host-us X]\n"
         "       perfcard card MODEL.onnx [predict options] [--title TEXT] --out CARD.svg   (a static SVG card)\n"
         "       perfcard eval QUERIES.jsonl [--constants FILE]   (calibration: one prediction per line)\n"
         "       perfcard features --schema [--json]   (the learned predictors' feature columns)\n"

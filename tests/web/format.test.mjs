@@ -15,6 +15,14 @@ test('MIG column: the recommended profile, else why none is', () => {
   assert.equal(F.migText(slow), 'none meets the target: best 6.25 ms');
 });
 
+test('an out-of-distribution row says why in words; an unknown reason is shown as the core gave it', () => {
+  assert.equal(F.oodText({ ood_reasons: [] }), '');
+  assert.equal(F.oodText({}), '');
+  assert.equal(F.oodText({ ood_reasons: ['feature-range', 'embedding-distance'] }),
+    'features outside the training rows\' range; a model far from every model it trained on');
+  assert.equal(F.oodText({ ood_reasons: ['something-new'] }), 'something-new');
+});
+
 test('host-bound rows say how long the device idles; others say nothing', () => {
   assert.equal(F.hostBoundText({ host_bound: true, latency_ms: 5, device_busy_ms: 1, threads: null }), 'host-bound: GPU busy 1.00 ms, idle 80%');
   assert.equal(F.hostBoundText({ host_bound: true, latency_ms: 2, device_busy_ms: 0.5, threads: 2 }), 'host-bound: CPU busy 0.500 ms, idle 75%');
