@@ -27,6 +27,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -78,7 +79,7 @@ def load(paths_glob=None, runtimes=("eager",)):
         why = skipped.setdefault(dev, Counter())
         for r in read_rows(path):  # less failures a later row measured
             if r["error"]:
-                why[r["error"].split(":")[0] if r["error"].startswith("skipped") else r["error"][:60]] += 1
+                why[failure_kind(r["error"])] += 1
                 continue
             if r["runtime"] not in runtimes:
                 why[f"runtime {r['runtime']} (not predicted)"] += 1
@@ -92,6 +93,12 @@ def load(paths_glob=None, runtimes=("eager",)):
                 r[k] = float(r[k]) if r.get(k) else None
             rows.append(r)
     return rows, skipped, envs
+
+
+def failure_kind(error):
+    """A campaign row's error as a kind to count: its figures as N (the parameter counts, the GiB), so that
+    one cause is one line."""
+    return re.sub(r"\d+(\.\d+)?", "N", error)[:80]
 
 
 def trained_at(predictor):

@@ -108,6 +108,14 @@ class Runtimes(unittest.TestCase):
         self.assertEqual(ego.compile_lines(rows[:1]), [])
 
 
+class FailureKinds(unittest.TestCase):
+    def test_one_cause_is_one_kind_whatever_its_figures(self):
+        a = ego.failure_kind("skipped: 13004888 parameters here, the manifest's graph has 6624904")
+        self.assertEqual(a, "skipped: N parameters here, the manifest's graph has N")
+        self.assertEqual(a, ego.failure_kind("skipped: 27161264 parameters here, the manifest's graph has 23834568"))
+        self.assertEqual(ego.failure_kind("out of memory"), "out of memory")
+
+
 class MeasuredAt(unittest.TestCase):
     def test_what_the_campaign_held_at_a_commit(self):
         name = "gpu_nvidia_h100_80gb_hbm3_torch.csv"
