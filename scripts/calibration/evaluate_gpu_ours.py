@@ -158,9 +158,9 @@ def dims_of(r):
     return dims
 
 
-def query(r, predictor, memory=False):
+def query(r, predictor, memory=False, runtime="pytorch-eager"):
     q = {"model": r["graph"], "dims": dims_of(r), "device": r["device_id"], "precision": r["precision"],
-         "runtime": "pytorch-eager", "predictor": predictor}
+         "runtime": runtime, "predictor": predictor}
     if r["protocol"] == "training":
         q["training"] = {"optimizer": "adam"}
     if memory:
@@ -475,9 +475,12 @@ def refit_lines(rows, pred, answers, rep):
 COMPILED = ("compile", "compile-reduce-overhead")
 
 
-def compile_lines(rows):
-    """torch.compile against eager on the same GPU, model, batch and step, as measured (no prediction: the
-    core predicts eager). `rows`: load()'s rows with every runtime; [] when none is compiled."""
+def compile_lines(rows, graphs_ms=None):
+    """torch.compile against eager on the same GPU, model, batch and step, as measured; beside
+    reduce-overhead (CUDA graphs), the core's `pytorch-cuda-graphs` runtime (`graphs_ms`: {row key: predicted
+    ms}, the roofline: eager's kernels replayed without the host, no fusion). `rows`: load()'s rows with every
+    runtime; [] when none is compiled."""
+    graphs_ms = graphs_ms or {}
     eager = {(r["device_id"], r["model"], r["precision"], r["batch"], r["sequence"], r["past_sequence"]): r["median_ms"]
              for r in rows if r["runtime"] == "eager" and r["protocol"] == "inference"}
     cells = {}
@@ -489,17 +492,34 @@ def compile_lines(rows):
         return []
     out = ["### torch.compile against eager (measured)", "",
            "The campaign's compile phase: the same module under `torch.compile` (default, and reduce-overhead, "
-           "which adds CUDA graphs), no_grad inference; the median after warm-up, compilation excluded. The core "
-           "predicts eager only: these rows train and score nothing, and say how far a compiled deployment can "
-           "sit below the figures PerfCard prints.", "",
-           "| device | model | precision | batch | eager ms | compile ms (speed-up) | reduce-overhead ms (speed-up) |",
-           "|---|---|---|---:|---:|---:|---:|"]
+           "which adds CUDA graphs), no_grad inference; the median after warm-up, compilation excluded. No "
+           "predictor trains on these rows. The last column is the roofline under the core's "
+           "`pytorch-cuda-graphs` runtime (eager's kernels replayed without the host; Inductor's fusion is not "
+           "modelled, which alone would put it above reduce-overhead), never fitted on them.", "",
+           "| device | model | precision | batch | eager ms | compile ms (speed-up) | reduce-overhead ms (speed-up) | "
+           "pytorch-cuda-graphs predicted ms |",
+           "|---|---|---|---:|---:|---:|---:|---:|"]
     for k in sorted(cells):
         e = eager.get(k)  # the eager row may be still to measure: the compiled figure alone, then
         got = [(f"{cells[k][rt]:.3f}" + (f" ({e / cells[k][rt]:.2f}x)" if e else "")) if rt in cells[k] else ""
                for rt in COMPILED]
-        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {f'{e:.3f}' if e else 'not yet measured'} | {got[0]} | {got[1]} |")
+        g = graphs_ms.get(k)
+        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {f'{e:.3f}' if e else 'not yet measured'} | {got[0]} | {got[1]} | "
+                   f"{f'{g:.3f}' if g else ''} |")
+    pairs = [(graphs_ms[k], cells[k][COMPILED[1]]) for k in sorted(cells) if k in graphs_ms and COMPILED[1] in cells[k]]
+    if pairs:
+        m = metrics(pairs)
+        out += ["", f"The `pytorch-cuda-graphs` roofline against reduce-overhead: {m[0]} rows, MAPE {m[1]:.0f}%, "
+                    f"median signed {m[3]:+.0f}%, Kendall's tau {m[4]:.2f}."]
     return out + [""]
+
+
+def cuda_graphs_ms(rows, shipped):
+    """{row key: the roofline's pytorch-cuda-graphs latency} for the reduce-overhead rows (compile_lines)."""
+    ro = [r for r in rows if r["runtime"] == COMPILED[1] and r["protocol"] == "inference"]
+    res = run_queries([query(r, "roofline", runtime="pytorch-cuda-graphs") for r in ro], shipped) if ro else []
+    return {(r["device_id"], r["model"], r["precision"], r["batch"], r["sequence"], r["past_sequence"]): x["latency_ms"]
+            for r, x in zip(ro, res)}
 
 
 def main(argv=None):
@@ -517,11 +537,12 @@ def main(argv=None):
     with open(paths.ROOFLINE_JSON) as f:  # the working tree's constants, not the copy the CLI embedded
         shipped = json.load(f)
     pred, failed = predict(rows, predictors, shipped)
+    every = load(runtimes=("eager",) + COMPILED)[0]
     _, answers, rep = refit(rows, shipped)
     text = "\n".join([BEGIN, *lines(rows, pred, failed, skipped, envs, predictors, shipped,
                                      stage_g_devices(shipped, envs)),
                       *refit_lines(rows, pred, answers, rep), *cross_device_lines(rows, pred, shipped),
-                      *compile_lines(load(runtimes=("eager",) + COMPILED)[0]), END])
+                      *compile_lines(every, cuda_graphs_ms(every, shipped)), END])
     print(text)
     return replace_section(text, BEGIN, END, "Our GPU measurements (issue 15)", a.update_doc, a.check,
                            "GPU campaign", DOC)
