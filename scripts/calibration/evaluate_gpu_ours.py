@@ -144,8 +144,8 @@ def unseen_by(predictor, rows):
     seen = measured_at(commit, sorted({r["csv"] for r in rows}))
     if seen is None:
         return None, None
-    names = [fl.name for fl in fields(Config)]
-    return commit, {i for i, r in enumerate(rows) if tuple(str(r[k]) for k in names) not in seen[r["csv"]]}
+    return commit, {i for i, r in enumerate(rows)
+                    if Config(**{fl.name: r[fl.name] for fl in fields(Config)}).key() not in seen[r["csv"]]}
 
 
 def dims_of(r):
@@ -475,19 +475,22 @@ def refit_lines(rows, pred, answers, rep):
 COMPILED = ("compile", "compile-reduce-overhead")
 
 
+def step_key(r):
+    """What a compiled row and its eager twin share: the GPU, the model, its precision, batch and step."""
+    return r["device_id"], r["model"], r["precision"], r["batch"], r["sequence"], r["past_sequence"]
+
+
 def compile_lines(rows, graphs_ms=None):
     """torch.compile against eager on the same GPU, model, batch and step, as measured; beside
     reduce-overhead (CUDA graphs), the core's `pytorch-cuda-graphs` runtime (`graphs_ms`: {row key: predicted
     ms}, the roofline: eager's kernels replayed without the host, no fusion). `rows`: load()'s rows with every
     runtime; [] when none is compiled."""
     graphs_ms = graphs_ms or {}
-    eager = {(r["device_id"], r["model"], r["precision"], r["batch"], r["sequence"], r["past_sequence"]): r["median_ms"]
-             for r in rows if r["runtime"] == "eager" and r["protocol"] == "inference"}
+    eager = {step_key(r): r["median_ms"] for r in rows if r["runtime"] == "eager" and r["protocol"] == "inference"}
     cells = {}
     for r in rows:
-        k = (r["device_id"], r["model"], r["precision"], r["batch"], r["sequence"], r["past_sequence"])
         if r["runtime"] in COMPILED and r["protocol"] == "inference":
-            cells.setdefault(k, {})[r["runtime"]] = r["median_ms"]
+            cells.setdefault(step_key(r), {})[r["runtime"]] = r["median_ms"]
     if not cells:
         return []
     out = ["### torch.compile against eager (measured)", "",
@@ -518,8 +521,7 @@ def cuda_graphs_ms(rows, shipped):
     """{row key: the roofline's pytorch-cuda-graphs latency} for the reduce-overhead rows (compile_lines)."""
     ro = [r for r in rows if r["runtime"] == COMPILED[1] and r["protocol"] == "inference"]
     res = run_queries([query(r, "roofline", runtime="pytorch-cuda-graphs") for r in ro], shipped) if ro else []
-    return {(r["device_id"], r["model"], r["precision"], r["batch"], r["sequence"], r["past_sequence"]): x["latency_ms"]
-            for r, x in zip(ro, res)}
+    return {step_key(r): x["latency_ms"] for r, x in zip(ro, res)}
 
 
 def main(argv=None):

@@ -578,9 +578,9 @@ def run(configs, entries_by_id, csv_path, device, deadline, nvml, log=print, mea
             got = cache[c.model]
             row = {**asdict(c), **(host or {}), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
             curve = tuple(v for k, v in asdict(c).items() if k != "batch")
-            if isinstance(got, str) or c.batch > oom_at.get(curve, c.batch):
-                if not isinstance(got, str):
-                    got = f"batch {oom_at[curve]} ran out of memory"
+            if not isinstance(got, str) and c.batch > oom_at.get(curve, c.batch):
+                got = f"batch {oom_at[curve]} ran out of memory"
+            if isinstance(got, str):
                 log(f"skip {c.model}: {got}")
                 row["error"] = f"skipped: {got}"
                 skipped += 1
