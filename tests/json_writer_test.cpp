@@ -98,3 +98,27 @@ TEST_CASE("the writer refuses what a tree could not have printed") {
   CHECK(error_message([] { JsonWriter().end(); }) == "JSON writer: end() without an open object or array");
   CHECK(error_message([] { JsonWriter w; w.begin_object(); w.take(); }) == "JSON writer: the document is not closed");
 }
+
+TEST_CASE("strings of arbitrary bytes are escaped and replaced as nlohmann::json replaces them") {
+  // Model names are arbitrary bytes: every ill-formed UTF-8 sequence (cut, overlong, surrogate, beyond
+  // U+10FFFF, stray continuation) must come out as nlohmann's dump(replace) printed it.
+  perfcard::test::Rng rng{20261127};
+  const unsigned char edges[] = {0x00, 0x1f, 0x22, 0x5c, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf,
+                                 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0,
+                                 0xf1, 0xf3, 0xf4, 0xf5, 0xff, 'a'};
+  for (int i = 0; i < 20000; ++i) {
+    std::string s(rng.next() % 9, '\0');
+    for (char& c : s) c = char(rng.next() % 3 ? edges[rng.next() % sizeof edges] : rng.next() % 256);
+    JsonWriter w;
+    w.value(s);
+    const std::string got = w.take();
+    const std::string want = dumped(json(s), -1);
+    if (got != want) {
+      std::string hex;
+      for (unsigned char c : s) hex += "0123456789abcdef"[c >> 4], hex += "0123456789abcdef"[c & 15], hex += ' ';
+      INFO("bytes " << hex);
+      CHECK(got == want);
+      break;
+    }
+  }
+}

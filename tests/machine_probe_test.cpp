@@ -8,6 +8,7 @@
 
 #include "perfcard/device.h"
 #include "perfcard/error.h"
+#include "perfcard/json.h"
 #include "perfcard/machine_probe.h"
 
 namespace {
@@ -66,7 +67,7 @@ TEST_CASE("the probe's device entry is a one-core browser CPU with the measured 
   p.stream_passes = 20;
   const auto entry = perfcard::probe_device_entry(p, "this-device", "This device", "in a test");
   const auto cat = perfcard::DeviceCatalog::parse(R"({"schema_version": 1, "devices": []})")
-                       .with_devices(nlohmann::json::array({nlohmann::json::parse(entry)}));
+                       .with_devices(perfcard::Json::parse("[" + entry + "]", "the probe's entry"));
   const perfcard::Device& d = cat.get("this-device");
   CHECK(d.kind == "cpu");
   CHECK(d.arch == "browser");

@@ -20,6 +20,9 @@ using perfcard::test::ModelBuilder;
 
 namespace {
 
+// The predict document as a consumer reads it: the core's text, parsed by an independent JSON library.
+nlohmann::json doc_of(const perfcard::PredictResult& r) { return nlohmann::json::parse(perfcard::predict_to_json_text(r)); }
+
 const char* kDevices = R"({"schema_version": 1, "devices": [
   {"id": "gpu-a", "name": "GPU A", "kind": "gpu", "arch": "Ampere test",
    "peak_tflops": {"fp32": 10, "fp16": {"value": 100, "source": "test"}},
@@ -166,8 +169,8 @@ TEST_CASE("the host's time per kernel can be given for eager on GPUs; every row 
   // One kernel: the latency moves by the difference in host time, 20 us, and nothing else.
   CHECK(given.rows[0].latency_ms - fitted.rows[0].latency_ms == Approx(0.020));
   CHECK(given.rows[1].latency_ms == fitted.rows[1].latency_ms);
-  CHECK(perfcard::predict_to_json(given)["predictions"][0]["host_us_per_kernel"].get<double>() == 30);
-  CHECK(perfcard::predict_to_json(given)["predictions"][1]["host_us_per_kernel"].is_null());
+  CHECK(doc_of(given)["predictions"][0]["host_us_per_kernel"].get<double>() == 30);
+  CHECK(doc_of(given)["predictions"][1]["host_us_per_kernel"].is_null());
   for (double bad : {-1.0, 0.0, 1e9, std::nan("")}) {
     o.host_us = bad;
     CHECK_THROWS_WITH(s.run(matmul_model(), o), Catch::Contains("host_us"));
@@ -261,8 +264,8 @@ TEST_CASE("MIG: the smallest profile that fits with headroom and meets the laten
 
 TEST_CASE("a CPU draws its idle power plus the busy cores' share of TDP - idle; without idle power, no energy") {
   Setup s;
-  s.cat = s.cat.with_devices(nlohmann::json::parse(R"([{"id": "cpu-c", "name": "CPU C", "kind": "cpu",
-    "arch": "x86", "peak_fp32_gflops": 1000, "memory_bandwidth_gbs": 100, "cores": 8, "tdp_w": 100, "idle_w": 20}])"));
+  s.cat = s.cat.with_devices(perfcard::Json::parse(R"([{"id": "cpu-c", "name": "CPU C", "kind": "cpu",
+    "arch": "x86", "peak_fp32_gflops": 1000, "memory_bandwidth_gbs": 100, "cores": 8, "tdp_w": 100, "idle_w": 20}])", "test"));
   perfcard::PredictOptions o;
   o.devices = {"cpu-c"};
   o.batches = {64};
@@ -332,7 +335,7 @@ TEST_CASE("devices the caller describes join the catalog for one call; taken ids
   const std::string twin = R"([{"id": "my-cpu", "name": "My CPU", "kind": "cpu", "arch": "x86",
     "peak_fp32_gflops": 1000, "memory_bandwidth_gbs": 100, "tdp_w": 100}])";
   perfcard::PredictOptions o = perfcard::predict_options_from_text(R"({"devices": ["cpu-b", "my-cpu"], "batch": [1, 8]})");
-  o.extra_devices = nlohmann::json::parse(twin);
+  o.extra_devices = perfcard::Json::parse(twin, "test");
   auto r = s.run(matmul_model(), o);
   REQUIRE(r.rows.size() == 4);
   auto row = [&](const std::string& id, std::int64_t batch) -> const perfcard::DevicePrediction& {
@@ -350,15 +353,17 @@ TEST_CASE("devices the caller describes join the catalog for one call; taken ids
   CHECK(s.run(matmul_model(), from_json).rows.at(0).latency_ms == row("my-cpu", 1).latency_ms);
   auto error_of = [&](const std::string& extra) {
     perfcard::PredictOptions bad = o;
-    bad.extra_devices = nlohmann::json::parse(extra);
+    bad.extra_devices = perfcard::Json::parse(extra, "test");
     return perfcard::test::error_message([&] { s.run(matmul_model(), bad); });
   };
   CHECK(error_of(R"([{"id": "cpu-b", "kind": "cpu", "peak_fp32_gflops": 1}])") ==
         "extraDevices: device id 'cpu-b' is taken (the catalog's, or given twice)");
   CHECK(error_of(twin.substr(0, twin.size() - 1) + ", " + twin.substr(1)) ==
         "extraDevices: device id 'my-cpu' is taken (the catalog's, or given twice)");
+  // The caller's entries are the caller's option (bad_option), with the catalog's words for what is wrong.
   CHECK(error_of(R"([{"id": "my-gpu", "kind": "gpu", "peak_tflops": {"fp32": 10}}])") ==
-        "device catalog: 'my-gpu' has no memory_bandwidth_gbs");
+        "extraDevices: an entry does not follow the catalog's schema (device catalog: 'my-gpu' has no "
+        "memory_bandwidth_gbs)");
   CHECK(error_of(R"({"id": "x"})") == "extraDevices: expected an array of device entries (the catalog's schema)");
   CHECK(error_of(R"([{"id": "m", "kind": "gpu", "peak_tflops": {"fp32": 10}, "memory_bandwidth_gbs": 100,
                      "mig": {"compute_slices_total": "seven", "profiles": []}}])")
@@ -392,9 +397,9 @@ TEST_CASE("a training step is timed op by op: forward, backward, update, in the 
   for (const auto& w : tr.warnings) said += w + "\n";
   CHECK(said.find("no training step measured on device family 'ampere': the error shown is the one over 12 training "
                   "rows of other families") != std::string::npos);
-  const auto j = perfcard::predict_to_json(res);
+  const auto j = doc_of(res);
   CHECK(j["predictions"][0]["device_busy_ms_by_phase"]["backward"].get<double>() == Approx(tr.busy_ms_by_phase[1]));
-  CHECK_FALSE(perfcard::predict_to_json(s.run(matmul_model(), [&] { auto i = o; i.mode = perfcard::Mode::Inference; return i; }()))
+  CHECK_FALSE(doc_of(s.run(matmul_model(), [&] { auto i = o; i.mode = perfcard::Mode::Inference; return i; }()))
                   ["predictions"][0].contains("device_busy_ms_by_phase"));
 }
 

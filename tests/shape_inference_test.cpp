@@ -80,7 +80,7 @@ struct Run {
     return std::any_of(analysis.shapes.warnings.begin(), analysis.shapes.warnings.end(),
                        [&](const Diagnostic& d) { return d.message.find(text) != std::string::npos; });
   }
-  json doc() const { return analysis_to_json(model, analysis, true); }
+  json doc() const { return json::parse(analysis_to_json(model, analysis, true).dump()); }
 };
 
 Run run(const std::string& name, const AnalyzeOptions& opts) {

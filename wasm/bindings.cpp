@@ -40,8 +40,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "perfcard/analysis.h"
 #include "perfcard/carbon.h"
 #include "perfcard/catalog_json.h"
@@ -64,7 +62,6 @@ namespace {
 using emscripten::val;
 using perfcard::wasm::failure;
 using perfcard::wasm::guarded;
-using nlohmann::json;
 
 // The embedded data files, parsed once, with the CLI's message when one is missing.
 std::string embedded(const char* name) {
@@ -92,11 +89,6 @@ Data& data() {
   return *d;
 }
 
-std::string dump(const json& doc) {
-  // Names in a model are not guaranteed UTF-8; a JS string cannot carry invalid UTF-8 anyway.
-  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 std::string predict_json(const perfcard::Model& model, const std::string& options_json) {
   perfcard::PredictOptions opt = perfcard::predict_options_from_text(options_json);
   const Data& d = data();
@@ -108,13 +100,14 @@ std::string predict_json(const perfcard::Model& model, const std::string& option
 std::string analyze_json(const perfcard::Model& model, const std::string& options_json) {
   perfcard::AnalyzeRequest opt = perfcard::analyze_options_from_text(options_json);
   perfcard::Analysis analysis = perfcard::analyze(model, opt.options);
-  return dump(perfcard::analysis_to_json(model, analysis, opt.per_node));
+  // Names in a model are not guaranteed UTF-8: the writer replaces what is not (a JS string cannot carry it).
+  return perfcard::analysis_to_json(model, analysis, opt.per_node).dump();
 }
 
 // The catalog as the page needs it (perfcard::catalog_to_json, as `perfcard devices --json` prints it).
 std::string devices_json() {
   const Data& d = data();
-  return dump(perfcard::catalog_to_json(d.catalog, d.carbon, d.constants, *d.predictors.roofline, PERFCARD_VERSION));
+  return perfcard::catalog_to_json(d.catalog, d.carbon, d.constants, *d.predictors.roofline, PERFCARD_VERSION);
 }
 
 // Models opened once and predicted many times (the page re-predicts on every setting change).

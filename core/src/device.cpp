@@ -1,8 +1,7 @@
 #include "perfcard/device.h"
 
-#include <nlohmann/json.hpp>
-
 #include "perfcard/error.h"
+#include "perfcard/json.h"
 
 namespace perfcard {
 
@@ -40,55 +39,58 @@ double Device::peak(Precision p) const {
 
 namespace {
 
-using nlohmann::json;
-
 // A catalog number is either a plain number or {"value": x, "source": "...", "uncertain": bool}.
-Sourced sourced(const json& entry, const char* field, const std::string& id) {
+Sourced sourced(const Json& entry, std::string_view field, const std::string& id) {
   Sourced s;
-  if (!entry.contains(field) || entry[field].is_null()) return s;
-  const json& v = entry[field];
+  const Json& v = entry[field];
+  if (v.is_null()) return s;
+  const std::string where = "device catalog: field '" + std::string(field) + "' of '" + id + "'";
   if (v.is_number()) {
-    s.value = v.get<double>();
-  } else if (v.is_object() && v.contains("value") && v["value"].is_number()) {
-    s.value = v["value"].get<double>();
-    if (v.contains("source") && v["source"].is_string()) s.source = v["source"].get<std::string>();
-    s.uncertain = v.value("uncertain", false);
+    s.value = v.as_number();
+  } else if (v.is_object() && v["value"].is_number()) {
+    s.value = v["value"].as_number();
+    if (v["source"].is_string()) s.source = v["source"].as_string();
+    if (!v["uncertain"].is_null() && !v["uncertain"].is_bool()) throw data_error(where + ": 'uncertain' must be true or false");
+    s.uncertain = v.bool_or("uncertain", false);
   } else if (v.is_object() && v.contains("value") && v["value"].is_null()) {
     return s;
   } else {
-    throw data_error("device catalog: field '" + std::string(field) + "' of '" + id + "' is not a number or {value, source}");
+    throw data_error(where + " is not a number or {value, source}");
   }
-  if (!(s.value >= 0)) throw data_error("device catalog: field '" + std::string(field) + "' of '" + id + "' is negative");
+  if (!(s.value >= 0)) throw data_error(where + " is negative");
   s.present = true;
   return s;
 }
 
 // Text fields may also be sourced objects ({"value": "Zen 4", "source": ...}).
-std::string text_field(const json& entry, const char* field, const std::string& fallback) {
-  if (!entry.contains(field)) return fallback;
-  const json& v = entry[field];
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_object() && v.contains("value") && v["value"].is_string()) return v["value"].get<std::string>();
+std::string text_field(const Json& entry, std::string_view field, const std::string& fallback) {
+  const Json& v = entry[field];
+  if (v.is_string()) return v.as_string();
+  if (v.is_object() && v["value"].is_string()) return v["value"].as_string();
   return fallback;
 }
 
+// A count the catalog gives as a number (slices, instances): a whole number in [0, 2^20], else -1, which
+// the checks below refuse (a cast of 1e300 to int would be undefined).
+int small_count(double v) { return v >= 0 && v <= double(1 << 20) && v == double(int(v)) ? int(v) : -1; }
+
 // One entry of the catalog's schema, checked.
-Device parse_entry(const json& e) {
+Device parse_entry(const Json& e) {
   Device d;
-  if (!e.is_object() || !e.contains("id") || !e["id"].is_string()) throw data_error("device catalog: an entry has no id");
-  d.id = e["id"].get<std::string>();
+  if (!e.is_object() || !e["id"].is_string()) throw data_error("device catalog: an entry has no id");
+  d.id = e["id"].as_string();
   d.name = text_field(e, "name", d.id);
   d.kind = text_field(e, "kind", "gpu");
   d.vendor = text_field(e, "vendor", "");
   d.arch = text_field(e, "arch", "");
   if (e.contains("default_view")) {
-    if (!e["default_view"].is_boolean()) throw data_error("device catalog: '" + d.id + "' has a default_view that is not true or false");
-    d.default_view = e["default_view"].get<bool>();
+    if (!e["default_view"].is_bool()) throw data_error("device catalog: '" + d.id + "' has a default_view that is not true or false");
+    d.default_view = e["default_view"].as_bool();
   }
   if (d.kind != "gpu" && d.kind != "cpu") throw data_error("device catalog: '" + d.id + "' has kind '" + d.kind + "' (gpu or cpu)");
-  if (e.contains("peak_tflops") && e["peak_tflops"].is_object()) {
-    for (auto& [k, v] : e["peak_tflops"].items()) {
-      Sourced s = sourced(e["peak_tflops"], k.c_str(), d.id);
+  if (e["peak_tflops"].is_object()) {
+    for (const auto& [k, v] : e["peak_tflops"].members()) {
+      Sourced s = sourced(e["peak_tflops"], k, d.id);
       if (s.present && s.value > 0) d.peak_tflops[parse_precision(k)] = s;
     }
   }
@@ -114,20 +116,22 @@ Device parse_entry(const json& e) {
   if (d.is_gpu() && (!d.memory_bandwidth_gbs.present || d.memory_bandwidth_gbs.value <= 0))
     throw data_error("device catalog: '" + d.id + "' has no memory_bandwidth_gbs");
   if (!d.supports(Precision::FP32)) throw data_error("device catalog: '" + d.id + "' has no fp32 peak");
-  if (e.contains("mig") && e["mig"].is_object()) {
-    const json& m = e["mig"];
+  if (e["mig"].is_object()) {
+    const Json& m = e["mig"];
     MigTable t;
-    t.source = m.value("source", "");
-    t.compute_slices_total = m.value("compute_slices_total", 7);
-    t.memory_slices_total = m.value("memory_slices_total", 8);
-    const json profiles = m.value("profiles", json::array());
-    for (const json& p : profiles) {
+    const std::string where = "device catalog: the MIG table of '" + d.id + "'";
+    t.source = m.string_or("source", "");
+    t.compute_slices_total = small_count(m.number_or("compute_slices_total", 7));
+    t.memory_slices_total = small_count(m.number_or("memory_slices_total", 8));
+    const Json& profiles = m["profiles"];
+    if (!profiles.is_null() && !profiles.is_array()) throw data_error(where + ": 'profiles' must be an array");
+    for (const Json& p : profiles.is_array() ? profiles.items() : std::vector<Json>{}) {
       MigProfile mp;
       mp.name = text_field(p, "name", "");
       mp.memory_gb = sourced(p, "memory_gb", d.id).value;
-      mp.compute_slices = int(sourced(p, "compute_slices", d.id).value);
-      mp.memory_slices = int(sourced(p, "memory_slices", d.id).value);
-      mp.max_instances = int(sourced(p, "max_instances", d.id).value);
+      mp.compute_slices = small_count(sourced(p, "compute_slices", d.id).value);
+      mp.memory_slices = small_count(sourced(p, "memory_slices", d.id).value);
+      mp.max_instances = small_count(sourced(p, "max_instances", d.id).value);
       if (mp.name.empty() || mp.compute_slices <= 0 || mp.compute_slices > t.compute_slices_total ||
           mp.memory_slices <= 0 || mp.memory_slices > t.memory_slices_total || mp.memory_gb <= 0 || mp.max_instances <= 0)
         throw data_error("device catalog: MIG profile '" + mp.name + "' of '" + d.id + "' is incomplete or out of range");
@@ -141,18 +145,14 @@ Device parse_entry(const json& e) {
 }  // namespace
 
 DeviceCatalog DeviceCatalog::parse(std::string_view text) {
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    throw data_error(std::string("device catalog is not valid JSON: ") + e.what());
-  }
-  if (!doc.is_object() || !doc.contains("devices") || !doc["devices"].is_array())
+  const Json doc = Json::parse(text, "the device catalog");
+  if (!doc.is_object() || !doc["devices"].is_array())
     throw data_error("device catalog: expected an object with a 'devices' array");
-  if (doc.value("schema_version", 0) != 1)
-    throw data_error("device catalog: schema_version " + doc.value("schema_version", json(0)).dump() + " is not 1");
+  if (!(doc["schema_version"].is_number() && doc["schema_version"].as_number() == 1))
+    throw data_error("device catalog: schema_version " + (doc.contains("schema_version") ? doc["schema_version"].dump() : "0") +
+                     " is not 1");
   DeviceCatalog cat;
-  for (const json& e : doc["devices"]) {
+  for (const Json& e : doc["devices"].items()) {
     Device d = parse_entry(e);
     if (cat.find(d.id)) throw data_error("device catalog: duplicate id '" + d.id + "'");
     cat.devices_.push_back(std::move(d));
@@ -160,16 +160,17 @@ DeviceCatalog DeviceCatalog::parse(std::string_view text) {
   return cat;
 }
 
-DeviceCatalog DeviceCatalog::with_devices(const json& entries) const {
+DeviceCatalog DeviceCatalog::with_devices(const Json& entries) const {
   if (!entries.is_array()) throw option_error("extraDevices: expected an array of device entries (the catalog's schema)");
   if (entries.size() > 16) throw option_error("extraDevices: " + std::to_string(entries.size()) + " devices; at most 16");
   DeviceCatalog out = *this;
-  for (const json& e : entries) {
+  for (const Json& e : entries.items()) {
     Device d;
     try {
       d = parse_entry(e);
-    } catch (const json::exception& x) {  // a value of the wrong JSON type deep in an entry (a MIG table)
-      throw option_error("extraDevices: an entry does not follow the catalog's schema (" + std::string(x.what()) + ")");
+    } catch (const Error& x) {  // the caller's entries are the caller's option, not the build's data
+      if (x.code() != ErrorCode::BadData) throw;
+      throw option_error("extraDevices: an entry does not follow the catalog's schema (" + x.message() + ")");
     }
     if (out.find(d.id)) throw option_error("extraDevices: device id '" + d.id + "' is taken (the catalog's, or given twice)");
     out.devices_.push_back(std::move(d));

@@ -3,8 +3,8 @@
 // change are written straight to text, without building a tree of maps first (that was more than half of
 // a sweep's time in the CLI's benchmark). nlohmann::json sorts an object's keys; so must the caller, and
 // the writer throws Error(internal) on a key that does not sort after the one before it. Doubles go
-// through nlohmann's own shortest round-trip conversion (NaN and infinities print null, as there); a
-// string that is not plain printable ASCII is escaped by nlohmann itself.
+// through nlohmann's own shortest round-trip conversion (NaN and infinities print null, as there); strings
+// are escaped as its dump escapes them, invalid UTF-8 replaced by U+FFFD.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,7 @@ class JsonWriter {
 
   JsonWriter& value(double v);
   JsonWriter& value(std::int64_t v);
+  JsonWriter& value(std::uint64_t v);
   JsonWriter& value(int v) { return value(std::int64_t(v)); }
   JsonWriter& value(bool v);
   JsonWriter& value(std::string_view v);

@@ -12,8 +12,6 @@
 namespace perfcard {
 namespace {
 
-using nlohmann::json;
-
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::string cur;
@@ -30,56 +28,56 @@ std::vector<std::string> split_list(const std::string& s) {
 }
 
 // A whole number in [lo, hi]: 1.5 or 1e300 is refused, never rounded or wrapped into something else.
-std::int64_t whole_option(const json& v, const std::string& key, const std::string& flag, std::int64_t lo,
+std::int64_t whole_option(const Json& v, const std::string& key, const std::string& flag, std::int64_t lo,
                           std::int64_t hi) {
   const double x = number_option(v, key, flag);
   if (x != std::floor(x) || x < double(lo) || x > double(hi))
     throw option_error(flag + " expects a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                       ", got " + (v.is_string() ? v.get<std::string>() : v.dump()));
+                       ", got " + (v.is_string() ? v.as_string() : v.dump()));
   return std::int64_t(x);
 }
 
-std::string string_option(const json& v, const std::string& key) {
+std::string string_option(const Json& v, const std::string& key) {
   if (!v.is_string()) throw option_error("option '" + key + "' must be a string");
-  return v.get<std::string>();
+  return v.as_string();
 }
 
-bool bool_option(const json& v, const std::string& key) {
-  if (!v.is_boolean()) throw option_error("option '" + key + "' must be a boolean");
-  return v.get<bool>();
+bool bool_option(const Json& v, const std::string& key) {
+  if (!v.is_bool()) throw option_error("option '" + key + "' must be a boolean");
+  return v.as_bool();
 }
 
 // Dims become NAME=VALUE specs, so that parse_dim_bindings checks them with the words of `--dim`.
-void add_dim_specs(const json& value, std::vector<std::string>& specs) {
+void add_dim_specs(const Json& value, std::vector<std::string>& specs) {
   if (value.is_null()) return;
   if (!value.is_object()) throw option_error("option 'dims' must be an object like {batch: 8}");
-  for (const auto& [name, v] : value.items()) {
-    if (v.is_string()) specs.push_back(name + "=" + v.get<std::string>());
+  for (const auto& [name, v] : value.members()) {
+    if (v.is_string()) specs.push_back(name + "=" + v.as_string());
     else if (v.is_number()) specs.push_back(name + "=" + v.dump());  // 2.5 is refused by its spec, "batch=2.5"
     else throw option_error("bad dim binding '" + name + "': the value must be a whole number from 0 to 2^40");
   }
 }
 
-json object_or_null(const json& j) {
+const Json& object_or_null(const Json& j) {
   if (!(j.is_object() || j.is_null())) throw option_error("options must be a JSON object");
   return j;
 }
 
-json parse_text(std::string_view text) {
-  if (text.empty()) return json();
-  json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw option_error("options must be a JSON object");
-  return object_or_null(j);
+Json parse_text(std::string_view text) {
+  if (text.empty()) return Json();
+  Json j = Json::parse(text, "the options text", ErrorCode::BadOption);
+  object_or_null(j);
+  return j;
 }
 
 }  // namespace
 
-double number_option(const nlohmann::json& v, const std::string& key, const std::string& flag) {
+double number_option(const Json& v, const std::string& key, const std::string& flag) {
   double x = 0;
   if (v.is_number()) {
-    x = v.get<double>();
+    x = v.as_number();
   } else if (v.is_string()) {
-    const std::string s = v.get<std::string>();
+    const std::string& s = v.as_string();
     try {
       std::size_t used = 0;
       x = std::stod(s, &used);
@@ -94,11 +92,11 @@ double number_option(const nlohmann::json& v, const std::string& key, const std:
   return x;
 }
 
-AnalyzeRequest analyze_options_from_json(const json& j) {
+AnalyzeRequest analyze_options_from_json(const Json& j) {
   AnalyzeRequest r;
   if (object_or_null(j).is_null()) return r;
   std::vector<std::string> specs;
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& [key, value] : j.members()) {
     if (key == "dims") add_dim_specs(value, specs);
     else if (key == "perNode") r.per_node = value.is_null() ? false : bool_option(value, key);
     else throw option_error("unknown option '" + key + "' (known: dims, perNode)");
@@ -108,21 +106,21 @@ AnalyzeRequest analyze_options_from_json(const json& j) {
   return r;
 }
 
-PredictOptions predict_options_from_json(const json& j) {
+PredictOptions predict_options_from_json(const Json& j) {
   PredictOptions o;
   if (object_or_null(j).is_null()) return o;
   std::vector<std::string> specs;
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& [key, value] : j.members()) {
     if (value.is_null()) continue;
     if (key == "devices" || key == "device") {
       o.devices.clear();
-      if (value.is_string()) o.devices = split_list(value.get<std::string>());
-      else if (value.is_array()) for (const auto& d : value) o.devices.push_back(string_option(d, key + "[]"));
+      if (value.is_string()) o.devices = split_list(value.as_string());
+      else if (value.is_array()) for (const auto& d : value.items()) o.devices.push_back(string_option(d, key + "[]"));
       else throw option_error("option 'devices' must be an array of device ids or \"all\"");
     } else if (key == "batch" || key == "batches") {
-      std::vector<json> items;
-      if (value.is_array()) items.assign(value.begin(), value.end());
-      else if (value.is_string()) for (auto& p : split_list(value.get<std::string>())) items.emplace_back(p);
+      std::vector<Json> items;
+      if (value.is_array()) items = value.items();
+      else if (value.is_string()) for (auto& p : split_list(value.as_string())) items.emplace_back(p);
       else items.push_back(value);
       // Checked before anything is stored: a list of 10,000 sizes is refused, not predicted; an empty one
       // ("", [], ",") is refused here rather than left for predict to find.

@@ -381,6 +381,5 @@ std::string predict_to_json_text(const PredictResult& r, int indent) {
   return w.take();
 }
 
-nlohmann::json predict_to_json(const PredictResult& r) { return nlohmann::json::parse(predict_to_json_text(r)); }
 
 }  // namespace perfcard

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include <nlohmann/json.hpp>
 
 #include "perfcard/error.h"
+#include "perfcard/json.h"
 #include "perfcard/sha256.h"
 #include "perfcard/ensemble_predictor.h"
 #include "perfcard/gnn_predictor.h"
@@ -99,16 +99,16 @@ std::span<const std::string_view> learned_predictor_names() { return kRunnable; 
 
 void verify_weights(std::string_view manifest_json, std::string_view path, std::span<const std::uint8_t> bytes) {
   const std::string where = "weights file '" + std::string(path) + "'";
-  nlohmann::json m = nlohmann::json::parse(manifest_json, nullptr, /*allow_exceptions=*/false);
-  if (!m.is_object() || !m.contains("files") || !m["files"].is_array())
+  const Json m = Json::parse(manifest_json, "the weights manifest");
+  if (!m.is_object() || !m["files"].is_array())
     throw data_error("the weights manifest is not a JSON object with a 'files' array");
-  for (const auto& f : m["files"]) {
-    if (!f.is_object() || f.value("path", "") != path) continue;
-    const auto size = f.value("size", std::int64_t{-1});
+  for (const Json& f : m["files"].items()) {
+    if (!f.is_object() || f.string_or("path", "") != path) continue;
+    const auto size = std::int64_t(f.number_or("size", -1));
     if (size != std::int64_t(bytes.size()))
       throw data_error(where + " is " + std::to_string(bytes.size()) + " bytes; the manifest lists " + std::to_string(size) +
                        " (truncated, or not the file the manifest was made for)");
-    const std::string want = f.value("sha256", "");
+    const std::string want = f.string_or("sha256", "");
     const std::string got = sha256_hex(bytes);
     if (want != got)
       throw data_error(where + " has sha256 " + got + "; the manifest lists " + want + " (the file was changed)");

@@ -8,29 +8,27 @@
 namespace perfcard {
 namespace {
 
-using nlohmann::json;
-
-json shape_json(const ValueShape& s) {
-  json j;
+Json shape_json(const ValueShape& s) {
+  Json j;
   j["dtype"] = std::string(dtype_name(s.dtype));
   if (s.rank < 0) j["shape"] = nullptr;
   else {
-    json dims = json::array();
-    for (auto d : s.dims) dims.push_back(d < 0 ? json(nullptr) : json(d));
+    Json dims = Json::array();
+    for (auto d : s.dims) dims.push_back(d < 0 ? Json() : Json(d));
     j["shape"] = dims;
   }
   if (s.estimated) j["estimated"] = true;
   return j;
 }
 
-json declared_json(const Value& v) {
-  json j;
-  j["name"] = v.name;
+Json declared_json(const Value& v) {
+  Json j;
+  j["name"] = v.name.view();
   const TypeInfo none;
   const TypeInfo& declared = v.declared ? *v.declared : none;
   j["dtype"] = std::string(dtype_name(declared.dtype));
   if (!declared.has_shape) { j["dims"] = nullptr; return j; }
-  json dims = json::array();
+  Json dims = Json::array();
   for (const auto& d : declared.dims) {
     if (d.known()) dims.push_back(d.value);
     else if (!d.symbol.empty()) dims.push_back(d.symbol);
@@ -40,8 +38,8 @@ json declared_json(const Value& v) {
   return j;
 }
 
-json location_json(const Location& l) {
-  json j = json::object();
+Json location_json(const Location& l) {
+  Json j = Json::object();
   if (l.byte_offset) j["byte_offset"] = *l.byte_offset;
   if (!l.node.empty()) j["node"] = l.node;
   if (!l.op_type.empty()) j["op_type"] = l.op_type;
@@ -49,28 +47,28 @@ json location_json(const Location& l) {
   return j;
 }
 
-json nodes_json(const Graph& g, const GraphShapes& s, const GraphCosts& gc) {
-  json arr = json::array();
+Json nodes_json(const Graph& g, const GraphShapes& s, const GraphCosts& gc) {
+  Json arr = Json::array();
   for (int ni : g.order) {
     const Node& n = g.nodes[std::size_t(ni)];
     const NodeCost& c = gc.nodes[std::size_t(ni)];
-    json j;
-    j["name"] = n.name;
-    j["op_type"] = n.op_type;
-    if (!n.domain.empty()) j["domain"] = n.domain;
+    Json j;
+    j["name"] = n.name.view();
+    j["op_type"] = n.op_type.view();
+    if (!n.domain.empty()) j["domain"] = n.domain.view();
     j["class"] = std::string(op_class_name(c.cls));
-    json ins = json::array(), outs = json::array();
+    Json ins = Json::array(), outs = Json::array();
     for (int v : n.inputs()) {
       if (v < 0) { ins.push_back(nullptr); continue; }
-      json x = shape_json(s.values[std::size_t(v)]);
-      x["name"] = g.values[std::size_t(v)].name;
+      Json x = shape_json(s.values[std::size_t(v)]);
+      x["name"] = g.values[std::size_t(v)].name.view();
       if (g.values[std::size_t(v)].kind == ValueKind::Initializer) x["initializer"] = true;
       ins.push_back(x);
     }
     for (int v : n.outputs()) {
       if (v < 0) { outs.push_back(nullptr); continue; }
-      json x = shape_json(s.values[std::size_t(v)]);
-      x["name"] = g.values[std::size_t(v)].name;
+      Json x = shape_json(s.values[std::size_t(v)]);
+      x["name"] = g.values[std::size_t(v)].name.view();
       outs.push_back(x);
     }
     j["inputs"] = ins;
@@ -86,12 +84,12 @@ json nodes_json(const Graph& g, const GraphShapes& s, const GraphCosts& gc) {
     j["cost_known"] = c.known;
     if (c.folded) j["folded"] = true;
     if (c.has_bodies) {
-      json subs = json::array();
+      Json subs = Json::array();
       std::size_t k = 0;
       for (const auto& a : n.attributes)
         for (const auto& body : a.graphs) {
-          json sj;
-          sj["attribute"] = a.name;
+          Json sj;
+          sj["attribute"] = a.name.view();
           if (k < s.subgraphs[std::size_t(ni)].size() && !s.subgraphs[std::size_t(ni)][k].values.empty())
             sj["nodes"] = nodes_json(body, s.subgraphs[std::size_t(ni)][k], gc.subgraphs[std::size_t(ni)][k]);
           subs.push_back(sj);
@@ -99,7 +97,7 @@ json nodes_json(const Graph& g, const GraphShapes& s, const GraphCosts& gc) {
         }
       j["subgraphs"] = subs;
       // How often the bodies run per inference; null (and counted once, per iteration) when unknown.
-      j["trips"] = c.trips_known ? json(c.trips) : json(nullptr);
+      j["trips"] = c.trips_known ? Json(c.trips) : Json();
       if (!c.trips_known) j["subgraphs_counted_once"] = true;
     }
     arr.push_back(std::move(j));
@@ -109,26 +107,26 @@ json nodes_json(const Graph& g, const GraphShapes& s, const GraphCosts& gc) {
 
 }  // namespace
 
-json analysis_to_json(const Model& m, const Analysis& a, bool per_node) {
+Json analysis_to_json(const Model& m, const Analysis& a, bool per_node) {
   if (per_node) require_node_costs(m, a);
-  json j;
+  Json j;
   j["schema_version"] = kAnalyzeSchemaVersion;
-  json model;
+  Json model;
   model["ir_version"] = m.ir_version;
-  json opsets = json::object();
+  Json opsets = Json::object();
   for (const auto& o : m.opsets) opsets[o.domain.empty() ? "ai.onnx" : o.domain] = o.version;
   model["opsets"] = opsets;
   model["producer"] = m.producer_name + (m.producer_version.empty() ? "" : " " + m.producer_version);
   model["graph_name"] = m.graph.name;
   model["file_bytes"] = m.file_bytes;
-  json ins = json::array(), outs = json::array();
+  Json ins = Json::array(), outs = Json::array();
   for (int v : m.graph.inputs) {
-    json x = declared_json(m.graph.values[std::size_t(v)]);
+    Json x = declared_json(m.graph.values[std::size_t(v)]);
     x["bound"] = shape_json(a.shapes.graph.values[std::size_t(v)]);
     ins.push_back(x);
   }
   for (int v : m.graph.outputs) {
-    json x = declared_json(m.graph.values[std::size_t(v)]);
+    Json x = declared_json(m.graph.values[std::size_t(v)]);
     x["inferred"] = shape_json(a.shapes.graph.values[std::size_t(v)]);
     outs.push_back(x);
   }
@@ -136,12 +134,12 @@ json analysis_to_json(const Model& m, const Analysis& a, bool per_node) {
   model["outputs"] = outs;
   j["model"] = model;
 
-  json syms = json::array();
-  for (const auto& s : a.shapes.symbols) syms.push_back({{"name", s.name}, {"value", s.value}, {"bound", s.bound}});
+  Json syms = Json::array();
+  for (const auto& s : a.shapes.symbols) syms.push_back(Json::object({{"name", s.name}, {"value", s.value}, {"bound", s.bound}}));
   j["symbols"] = syms;
 
   const ModelTotals& t = a.totals;
-  json tot;
+  Json tot;
   tot["macs"] = t.macs;
   tot["flops"] = t.flops;
   tot["params"] = t.params;
@@ -167,32 +165,32 @@ json analysis_to_json(const Model& m, const Analysis& a, bool per_node) {
   tot["saturated"] = t.saturated || a.liveness.saturated;
   j["totals"] = tot;
 
-  json ops = json::array();
+  Json ops = Json::array();
   std::vector<std::pair<std::string, OpTypeStats>> sorted(a.by_op_type.begin(), a.by_op_type.end());
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) {
     return x.second.flops != y.second.flops ? x.second.flops > y.second.flops : x.second.count > y.second.count;
   });
   for (const auto& [op, st] : sorted)
-    ops.push_back({{"op_type", op}, {"count", st.count}, {"macs", st.macs}, {"flops", st.flops}, {"bytes", st.bytes}});
+    ops.push_back(Json::object({{"op_type", op}, {"count", st.count}, {"macs", st.macs}, {"flops", st.flops}, {"bytes", st.bytes}}));
   j["op_types"] = ops;
 
-  json unknown = json::array();
+  Json unknown = Json::array();
   for (std::size_t i = 0; i < a.shapes.unknown_ops.size() && i < kMaxListed; ++i) unknown.push_back(a.shapes.unknown_ops[i]);
   j["unknown_ops"] = unknown;
   j["totals"]["unknown_op_types"] = a.shapes.unknown_ops.size();
-  json warns = json::array();
+  Json warns = Json::array();
   for (std::size_t i = 0; i < a.shapes.warnings.size() && i < kMaxListed; ++i) {
     const Diagnostic& w = a.shapes.warnings[i];
-    json x = {{"message", w.message}};
-    json l = location_json(w.where);
+    Json x = Json::object({{"message", w.message}});
+    Json l = location_json(w.where);
     if (!l.empty()) x["where"] = l;
     warns.push_back(x);
   }
   if (a.shapes.warnings.size() > kMaxListed)
-    warns.push_back({{"message", std::to_string(a.shapes.warnings.size() - kMaxListed) + " more warnings not listed"}});
+    warns.push_back(Json::object({{"message", std::to_string(a.shapes.warnings.size() - kMaxListed) + " more warnings not listed"}}));
   if (a.shapes.unknown_ops.size() > kMaxListed)
-    warns.push_back({{"message", std::to_string(a.shapes.unknown_ops.size() - kMaxListed) +
-                                     " more unknown op types not listed (totals.unknown_op_types counts them all)"}});
+    warns.push_back(Json::object({{"message", std::to_string(a.shapes.unknown_ops.size() - kMaxListed) +
+                                                  " more unknown op types not listed (totals.unknown_op_types counts them all)"}}));
   j["warnings"] = warns;
   if (per_node) j["nodes"] = nodes_json(m.graph, a.shapes.graph, a.costs);
   return j;

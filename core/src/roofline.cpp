@@ -2,110 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
 
 #include "perfcard/error.h"
 #include "perfcard/op_registry.h"
 
 namespace perfcard {
-
-namespace {
-
-using nlohmann::json;
-
-double num(const json& j, const char* key, const std::string& where) {
-  if (!j.contains(key) || !j[key].is_number())
-    throw data_error("roofline constants: '" + where + "' lacks the number '" + key + "'");
-  double v = j[key].get<double>();
-  if (!(v >= 0) || !std::isfinite(v)) throw data_error("roofline constants: '" + where + "." + key + "' must be finite and >= 0");
-  return v;
-}
-
-}  // namespace
-
-RooflineConstants RooflineConstants::parse(std::string_view text) {
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    throw data_error(std::string("roofline constants are not valid JSON: ") + e.what());
-  }
-  std::string fmt = doc.value("format_version", "");
-  if (fmt.empty()) throw data_error("roofline constants: no format_version");
-  if (fmt.substr(0, fmt.find('.')) != "1")
-    throw data_error("roofline constants format " + fmt + " is not readable by this build (reads 1.x); update PerfCard");
-  RooflineConstants c;
-  // Bound to locals: iterating items() of a temporary would dangle.
-  const json families_json = doc.value("families", json::object());
-  const json runtimes_json = doc.value("runtimes", json::object());
-  const json arch_family_json = doc.value("arch_family", json::object());
-  const json accuracy_json = doc.value("accuracy", json::object());
-  const json training_accuracy_json = doc.value("training_accuracy", json::object());
-  const json host_bound_accuracy_json = doc.value("host_bound_accuracy", json::object());
-  c.version = doc.value("version", "");
-  c.provenance = doc.value("provenance", "");
-  for (auto& [name, f] : families_json.items()) {
-    FamilyConstants fc;
-    std::string w = "families." + name;
-    fc.gemm_eff_tensor = num(f, "gemm_eff_tensor", w);
-    fc.gemm_eff_fp32 = num(f, "gemm_eff_fp32", w);
-    fc.conv_eff_tensor = num(f, "conv_eff_tensor", w);
-    fc.conv_eff_fp32 = num(f, "conv_eff_fp32", w);
-    fc.vector_eff = num(f, "vector_eff", w);
-    fc.mem_eff = num(f, "mem_eff", w);
-    fc.k_half = num(f, "k_half", w);
-    fc.tile = num(f, "tile", w);
-    fc.launch_us = num(f, "launch_us", w);
-    // Optional, so that constants written before the L2 term stay readable (format 1.x).
-    if (f.contains("l2_bw_ratio")) fc.l2_bw_ratio = num(f, "l2_bw_ratio", w);
-    if (f.contains("clock_ratio")) fc.clock_ratio = num(f, "clock_ratio", w);
-    if (fc.clock_ratio <= 0) throw data_error("roofline constants: '" + w + ".clock_ratio' must be > 0");
-    if (fc.l2_bw_ratio < 1) throw data_error("roofline constants: '" + w + ".l2_bw_ratio' must be >= 1 (L2 is not slower than DRAM)");
-    for (double e : {fc.gemm_eff_tensor, fc.gemm_eff_fp32, fc.conv_eff_tensor, fc.conv_eff_fp32, fc.vector_eff, fc.mem_eff})
-      if (e <= 0 || e > 1) throw data_error("roofline constants: efficiencies of '" + w + "' must lie in (0, 1]");
-    c.families[name] = fc;
-  }
-  for (auto& [name, r] : runtimes_json.items()) {
-    RuntimeConstants rc;
-    std::string w = "runtimes." + name;
-    rc.name = name;
-    rc.kind = r.value("kind", "gpu");
-    rc.dispatch_us = num(r, "dispatch_us", w);
-    rc.fuse_elementwise = r.value("fuse_elementwise", false);
-    rc.fuse_bias = r.value("fuse_bias", true);
-    rc.fuse_decomposed = r.value("fuse_decomposed", false);
-    rc.conv_fp32_as_tf32 = r.value("conv_fp32_as_tf32", false);
-    rc.matmul_fp32_as_tf32 = r.value("matmul_fp32_as_tf32", false);
-    rc.context_mb = num(r, "context_mb", w);
-    rc.workspace_mb = num(r, "workspace_mb", w);
-    rc.allocator_overhead = num(r, "allocator_overhead", w);
-    rc.weight_copies = r.contains("weight_copies") ? num(r, "weight_copies", w) : 1.0;
-    rc.conv_weight_copies = r.contains("conv_weight_copies") ? num(r, "conv_weight_copies", w) : rc.weight_copies;
-    if (rc.weight_copies < 0 || rc.conv_weight_copies < 0)
-      throw data_error("roofline constants: '" + w + "' weight copies must be >= 0");
-    rc.module_frames = r.value("module_frames", false);
-    rc.caching_allocator = r.value("caching_allocator", false);
-    rc.source = r.value("source", "");
-    c.runtimes[name] = rc;
-  }
-  for (auto& [arch, fam] : arch_family_json.items()) c.arch_family[arch] = fam.get<std::string>();
-  if (doc.contains("power")) {
-    c.power.gamma = num(doc["power"], "gamma", "power");
-    c.power.floor = num(doc["power"], "floor", "power");
-  }
-  for (auto& [fam, a] : accuracy_json.items())
-    c.accuracy[fam] = AccuracyNote{a.value("mape", 0.0), a.value("rows", std::size_t{0}), a.value("source", "")};
-  for (auto& [fam, a] : training_accuracy_json.items())
-    c.training_accuracy[fam] = AccuracyNote{num(a, "mape", "training_accuracy." + fam), a.value("rows", std::size_t{0}),
-                                            a.value("source", "")};
-  for (auto& [rt, a] : host_bound_accuracy_json.items())
-    c.host_bound_accuracy[rt] = AccuracyNote{num(a, "mape", "host_bound_accuracy." + rt), a.value("rows", std::size_t{0}),
-                                             a.value("source", "")};
-  if (c.families.empty() || c.runtimes.empty()) throw data_error("roofline constants: no families or no runtimes");
-  for (const auto& [arch, fam] : c.arch_family)
-    if (!c.families.count(fam)) throw data_error("roofline constants: arch '" + arch + "' maps to unknown family '" + fam + "'");
-  return c;
-}
 
 const FamilyConstants& RooflineConstants::family_of(const Device& d, std::string* name) const {
   // Longest arch prefix wins ("Ada" vs "Ampere" never collide; "cpu" catches every CPU).

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -202,7 +203,7 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
     else { std::cerr << "perfcard: more than one model given\n"; return 2; }
   }
   if (path.empty()) return usage(std::cerr, 2);
-  perfcard::PredictOptions opt = perfcard::predict_options_from_json(o);
+  perfcard::PredictOptions opt = perfcard::predict_options_from_text(o.dump());
   opt.dims = perfcard::parse_dim_bindings(dims);
   auto catalog = perfcard::DeviceCatalog::parse(data_file(devices_file, "devices.json"));
   auto carbon = perfcard::CarbonTable::parse(data_file(carbon_file, "carbon_regions.json"));
@@ -214,7 +215,7 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
     std::cout << perfcard::predict_to_json_text(r, 2) << "\n";
     return 0;
   }
-  nlohmann::json doc = perfcard::predict_to_json(r);
+  const nlohmann::json doc = nlohmann::json::parse(perfcard::predict_to_json_text(r));
   if (card) {
     std::string sub = std::string(perfcard::mode_name(opt.mode)) + " \xC2\xB7 " +
                       (opt.precision ? std::string(perfcard::precision_name(*opt.precision)) : "fp16 GPU / fp32 CPU");
@@ -426,7 +427,7 @@ int run_devices(const std::vector<std::string>& args) {
     auto carbon = perfcard::CarbonTable::parse(data_file("", "carbon_regions.json"));
     auto constants = perfcard::RooflineConstants::parse(data_file("", "roofline.json"));
     perfcard::RooflinePredictor predictor(constants);
-    std::cout << perfcard::catalog_to_json(catalog, carbon, constants, predictor, PERFCARD_VERSION).dump(2) << "\n";
+    std::cout << perfcard::catalog_to_json(catalog, carbon, constants, predictor, PERFCARD_VERSION, 2) << "\n";
     return 0;
   }
   for (const auto& d : catalog.devices()) std::cout << d.id << "  " << d.name << "\n";
@@ -500,9 +501,9 @@ int run_analyze(const std::vector<std::string>& args) {
   opt.node_costs = per_node;  // only the per-node table reads them
   perfcard::Model model = load_model_file(path);
   perfcard::Analysis analysis = perfcard::analyze(model, opt);
-  nlohmann::json doc = perfcard::analysis_to_json(model, analysis, per_node);
-  if (json) std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  else perfcard::tools::print_summary(std::cout, path, doc, per_node);
+  const perfcard::Json doc = perfcard::analysis_to_json(model, analysis, per_node);
+  if (json) std::cout << doc.dump(2) << "\n";
+  else perfcard::tools::print_summary(std::cout, path, nlohmann::json::parse(doc.dump()), per_node);
   return 0;
 }
 

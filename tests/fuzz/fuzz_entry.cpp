@@ -8,6 +8,7 @@
 
 #include "perfcard/analysis.h"
 #include "perfcard/error.h"
+#include "perfcard/json.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/options.h"
 #include "perfcard/weights_file.h"
@@ -92,6 +93,21 @@ Outcome run_weights(const std::uint8_t* data, std::size_t size, std::string* err
 Outcome run_options(const std::uint8_t* data, std::size_t size, std::string* error) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   Outcome out = Outcome::Analyzed;
+  // The core's JSON reader under the options: what it reads, it prints as text that reads back the same.
+  std::string once;
+  bool read = true;
+  try {
+    once = Json::parse(text, "fuzz").dump();
+  } catch (const Error&) {
+    read = false;
+  }
+  if (read) {
+    try {
+      if (Json::parse(once, "fuzz").dump() != once) throw std::logic_error("printed JSON does not read back as itself");
+    } catch (const Error& e) {
+      throw std::logic_error(std::string("printed JSON is refused: ") + e.what());
+    }
+  }
   try {
     analyze_options_from_text(text);
   } catch (const Error& e) {

@@ -3,9 +3,8 @@
 // devices() returns it: one writer for both.
 #pragma once
 
+#include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "perfcard/carbon.h"
 #include "perfcard/device.h"
@@ -14,7 +13,8 @@
 
 namespace perfcard {
 
-nlohmann::json catalog_to_json(const DeviceCatalog& catalog, const CarbonTable& carbon, const RooflineConstants& constants,
-                               const Predictor& predictor, std::string_view version);
+// The text, as `perfcard devices --json` prints it (indent 2) and the page reads it (indent -1).
+std::string catalog_to_json(const DeviceCatalog& catalog, const CarbonTable& carbon, const RooflineConstants& constants,
+                            const Predictor& predictor, std::string_view version, int indent = -1);
 
 }  // namespace perfcard

@@ -10,9 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
 
 namespace perfcard {
+
+class Json;  // perfcard/json.h
 
 enum class Precision : std::uint8_t { FP32, TF32, FP16, BF16, FP8, INT8 };
 
@@ -68,7 +69,7 @@ class DeviceCatalog {
   // This catalog with devices the caller describes (a JSON array of entries in the catalog's schema: a GPU
   // the catalog lacks, a machine measured in the page), each checked as a catalog entry is; an id the
   // catalog already has, or a repeated one, is refused.
-  DeviceCatalog with_devices(const nlohmann::json& entries) const;
+  DeviceCatalog with_devices(const Json& entries) const;
   const Device& get(std::string_view id) const;            // throws Error listing known ids
   const Device* find(std::string_view id) const;
   const std::vector<Device>& devices() const { return devices_; }

@@ -11,9 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
 #include "perfcard/analysis.h"
+#include "perfcard/json.h"
 #include "perfcard/predict.h"
 
 namespace perfcard {
@@ -25,14 +24,14 @@ struct AnalyzeRequest {
 
 // null or an empty text: the defaults. Unknown keys, values of the wrong type or out of range: an Error
 // (ErrorCode::BadOption) naming the option and what it accepts.
-AnalyzeRequest analyze_options_from_json(const nlohmann::json& j);
-PredictOptions predict_options_from_json(const nlohmann::json& j);
+AnalyzeRequest analyze_options_from_json(const Json& j);
+PredictOptions predict_options_from_json(const Json& j);
 // The same from JSON text ("" = defaults); text that is not a JSON object is refused.
 AnalyzeRequest analyze_options_from_text(std::string_view text);
 PredictOptions predict_options_from_text(std::string_view text);
 
 // A number as the CLI reads its flags (and the options above their values): a JSON number, or text that is
 // one finite number and nothing else; otherwise an Error naming `flag` (or `key`, for a value of another type).
-double number_option(const nlohmann::json& v, const std::string& key, const std::string& flag);
+double number_option(const Json& v, const std::string& key, const std::string& flag);
 
 }  // namespace perfcard

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "perfcard/carbon.h"
 #include "perfcard/device.h"
+#include "perfcard/json.h"
 #include "perfcard/memory_model.h"
 #include "perfcard/predictor.h"
 #include "perfcard/roofline.h"
@@ -22,7 +22,7 @@ inline constexpr std::size_t kMaxBatchSizes = 64;
 struct PredictOptions {
   std::vector<std::string> devices;          // ids; empty or {"all"}: the default-view GPUs; "all-gpus";
                                              // "cpus": every CPU; "every"
-  nlohmann::json extra_devices;              // array of catalog-schema entries the caller adds (their ids
+  Json extra_devices;              // array of catalog-schema entries the caller adds (their ids
                                              // may then be named in `devices`); null or [] = none
   std::vector<std::int64_t> batches = {1};
   std::optional<Precision> precision;        // default fp16 on GPUs, fp32 on CPUs
@@ -101,7 +101,5 @@ inline constexpr int kPredictSchemaVersion = 2;
 // The document (docs/predict-json.md) as text, as nlohmann::json's dump(indent) would print it, written
 // without building the tree: what the page and `perfcard predict --json` print.
 std::string predict_to_json_text(const PredictResult& r, int indent = -1);
-// The same document as a tree (the CLI's table and card read it).
-nlohmann::json predict_to_json(const PredictResult& r);
 
 }  // namespace perfcard

@@ -2,9 +2,8 @@
 // The schema is described in docs/analyze-json.md; schema_version changes when a field changes meaning.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include "perfcard/analysis.h"
+#include "perfcard/json.h"
 
 namespace perfcard {
 
@@ -14,7 +13,7 @@ inline constexpr std::size_t kMaxListed = 1000;
 
 inline constexpr int kAnalyzeSchemaVersion = 1;
 
-nlohmann::json analysis_to_json(const Model& model, const Analysis& analysis, bool per_node);
+Json analysis_to_json(const Model& model, const Analysis& analysis, bool per_node);
 
 // Parses "name=value" dim bindings as the CLI and the JS API accept them.
 DimBindings parse_dim_bindings(const std::vector<std::string>& specs);
