@@ -183,19 +183,40 @@ function size(p) {
 }
 const sum = (files) => files.map((f) => size(join(out, f))).reduce((a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip }), { raw: 0, gzip: 0 });
 const core = sum(['lib/perfcard_wasm.wasm', 'lib/perfcard_wasm.js', 'lib/perfcard.js']);
-const page = sum(readdirSync(out).filter((f) => /\.(html|js|css|svg)$/.test(f) && f !== 'accuracy.html'));
+// The page's own files that index.html loads before a model is opened: followed from its src/href links
+// and the scripts' static imports and workers (lib/ is the module above, fetched by the worker), and the
+// service worker it registers. The widget (widget.html, embed.*) is another entry point, counted apart.
+function loadedBy(entry) {
+  const seen = new Set();
+  const todo = [entry];
+  while (todo.length) {
+    const f = todo.pop();
+    if (seen.has(f) || f.startsWith('lib/') || !existsSync(join(out, f)) || !statSync(join(out, f)).isFile()) continue;
+    seen.add(f);
+    const text = readFileSync(join(out, f), 'utf8');
+    const refs = f.endsWith('.html')
+      ? [...text.matchAll(/<(?:script|link|img)\b[^>]*?\b(?:src|href)="([^"#?:]+)"/g)].map((m) => m[1])
+      : f.endsWith('.js') ? [...text.matchAll(/(?:from\s*|new URL\(\s*)'(\.\.?\/[^']+)'/g)].map((m) => m[1]) : [];
+    for (const r of refs) todo.push(join(dirname(f), r).replace(/^\.\//, ''));
+  }
+  return [...seen];
+}
+const pageFiles = [...loadedBy('index.html'), 'sw.js'];
+const page = sum(pageFiles);
+const widget = sum(readdirSync(out).filter((f) => /\.(html|js|css|svg)$/.test(f) && f !== 'accuracy.html' && !pageFiles.includes(f)));
 // Fetched on first use, not part of the first download (budget: all predictor files <= 1 MB gzip): the
 // weights files, and the runtime that runs them.
 const predictors = sum(readdirSync(join(out, 'predictors')).map((f) => `predictors/${f}`));
 const learnedRuntime = sum(['lib/perfcard_learned.wasm', 'lib/perfcard_learned.js']);
-const summary = { out, version: siteVersion, offline: { files: cached.length + 1 }, examples: examples.map((e) => e.file), core, page, total: { raw: core.raw + page.raw, gzip: core.gzip + page.gzip }, predictors, learnedRuntime };
+const summary = { out, version: siteVersion, offline: { files: cached.length + 1 }, examples: examples.map((e) => e.file), core, page: { ...page, files: pageFiles.sort() }, widget, total: { raw: core.raw + page.raw, gzip: core.gzip + page.gzip }, predictors, learnedRuntime };
 writeFileSync(join(out, 'build-info.json'), JSON.stringify(summary, null, 1) + '\n');
 if (!quiet) {
   const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
   console.log(`web/build.mjs: ${out}`);
   console.log(`  wasm + loader + API   ${kb(core.raw)} raw, ${kb(core.gzip)} gzip`);
-  console.log(`  page + widget         ${kb(page.raw)} raw, ${kb(page.gzip)} gzip`);
-  console.log(`  total                 ${kb(summary.total.raw)} raw, ${kb(summary.total.gzip)} gzip (aim: <= 300 KiB gzip)`);
+  console.log(`  ${`page (${pageFiles.length} files)`.padEnd(22)}${kb(page.raw)} raw, ${kb(page.gzip)} gzip`);
+  console.log(`  first download        ${kb(summary.total.raw)} raw, ${kb(summary.total.gzip)} gzip (aim: <= 300 KiB gzip before a model is opened)`);
+  console.log(`  widget (its own page) ${kb(widget.raw)} raw, ${kb(widget.gzip)} gzip, with the same module`);
   console.log(`  learned predictors    ${kb(predictors.raw)} raw, ${kb(predictors.gzip)} gzip, fetched on first use (aim: <= 1 MB gzip)`);
   console.log(`  learned runtime       ${kb(learnedRuntime.raw)} raw, ${kb(learnedRuntime.gzip)} gzip, fetched with the first of them`);
   console.log(`  examples              ${examples.map((e) => e.file).join(', ')}`);
