@@ -104,6 +104,12 @@ TEST_CASE("what is not JSON is refused, saying what and at which byte") {
   CHECK(offset_of_error("\"\\x\"") == 1);
   CHECK(offset_of_error("\"\\ud83d\"") >= 0);
   CHECK(offset_of_error("{} {}") == 3);
+  // Not UTF-8 (a stray continuation byte, a cut sequence, an encoded surrogate): nothing could print it back.
+  CHECK(error_message([] { Json::parse("[\"ok\", \"a\xFF\"]", "test"); }) == "test is not valid JSON: a string that is not UTF-8");
+  CHECK(offset_of_error("[\"ok\", \"a\xFF\"]") == 9);
+  CHECK(offset_of_error("\"\xC3\"") == 1);
+  CHECK(offset_of_error("\"\xED\xA0\x80\"") == 1);
+  CHECK(Json::parse("\"\xF4\x8F\xBF\xBF\"", "test").as_string() == "\xF4\x8F\xBF\xBF");
   CHECK(offset_of_error("") == 0);
   // A duplicate key would silently lose one of the two values: refused at the second.
   CHECK(error_message([] { Json::parse(R"({"a": 1, "a": 2})", "test"); }) ==

@@ -1,5 +1,7 @@
 #include "perfcard/error.h"
 
+#include "utf8.h"
+
 namespace perfcard {
 
 const char* error_code_name(ErrorCode c) {
@@ -41,18 +43,8 @@ std::string escape_text(std::string_view t) {
       ++i;
       continue;
     }
-    // A UTF-8 sequence: lead byte, continuation bytes, no overlong forms, no surrogates, <= U+10FFFF.
-    std::size_t n = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
-    bool ok = n > 0 && i + n <= t.size();
-    for (std::size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(t[i + k]) & 0xc0) == 0x80;
-    if (ok && n >= 3) {
-      const unsigned char b1 = static_cast<unsigned char>(t[i + 1]);
-      if (b == 0xe0 && b1 < 0xa0) ok = false;        // overlong
-      if (b == 0xed && b1 >= 0xa0) ok = false;       // surrogate
-      if (b == 0xf0 && b1 < 0x90) ok = false;        // overlong
-      if (b == 0xf4 && b1 >= 0x90) ok = false;       // above U+10FFFF
-    }
-    if (!ok) {
+    const std::size_t n = utf8_sequence(t, i);
+    if (!n) {
       hex(b);
       ++i;
       continue;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "json_writer.h"
+#include "utf8.h"
 
 namespace perfcard {
 
@@ -173,7 +174,7 @@ class JsonParser {
     }
   }
 
-  // Strings are taken as bytes: UTF-8 is not validated here (the writer replaces what is not UTF-8).
+  // JSON text is UTF-8 (RFC 8259), and so is every string read: what reads, prints as it was read.
   std::string string() {
     const std::size_t start = pos_++;
     std::string out;
@@ -186,8 +187,10 @@ class JsonParser {
       }
       if (static_cast<unsigned char>(c) < 0x20) fail("a control character inside a string (escape it)");
       if (c != '\\') {
-        out += c;
-        ++pos_;
+        const std::size_t n = utf8_sequence(text_, pos_);
+        if (!n) fail("a string that is not UTF-8");
+        out.append(text_.substr(pos_, n));
+        pos_ += n;
         continue;
       }
       if (++pos_ >= text_.size()) fail("the text ends inside an escape");

@@ -6,6 +6,7 @@
 #include <nlohmann/detail/conversions/to_chars.hpp>
 
 #include "perfcard/error.h"
+#include "utf8.h"
 
 namespace perfcard {
 namespace {
@@ -17,30 +18,6 @@ bool plain(std::string_view s) {
 }
 
 }  // namespace
-
-// The length of the well-formed UTF-8 sequence that starts at s[i], or 0 with `valid` set to how many of
-// its bytes were a well-formed prefix (the byte after them starts over, as nlohmann's replacement does).
-std::size_t utf8_sequence(std::string_view s, std::size_t i, std::size_t& valid) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (Unicode's table of well-formed UTF-8)
-  if (c >= 0xC2 && c <= 0xDF) len = 2;
-  else if (c == 0xE0) len = 3, lo = 0xA0;
-  else if (c == 0xED) len = 3, hi = 0x9F;
-  else if (c >= 0xE1 && c <= 0xEF) len = 3;
-  else if (c == 0xF0) len = 4, lo = 0x90;
-  else if (c == 0xF4) len = 4, hi = 0x8F;
-  else if (c >= 0xF1 && c <= 0xF3) len = 4;
-  valid = 1;
-  if (len == 0) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    if (i + k >= s.size()) return 0;
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return 0;
-    valid = k + 1;
-  }
-  return len;
-}
 
 void JsonWriter::quoted(std::string_view s) {
   out_ += '"';
@@ -75,14 +52,14 @@ void JsonWriter::quoted(std::string_view s) {
       ++i;
       continue;
     }
-    std::size_t valid = 0;
-    const std::size_t len = utf8_sequence(s, i, valid);
+    std::size_t prefix = 1;
+    const std::size_t len = utf8_sequence(s, i, &prefix);
     if (len) {
       out_.append(s.substr(i, len));
       i += len;
     } else {
       out_ += "\xEF\xBF\xBD";
-      i += valid;
+      i += prefix;
     }
   }
   out_ += '"';
