@@ -88,13 +88,13 @@ void rule_binary(ShapeContext& c) {
   DType t = c.input(0).dtype;
   const std::string_view op = c.node().op_type;
   if (c.num_inputs() == 2) {
-    std::function<double(double, double)> f;
-    std::function<std::int64_t(std::int64_t, std::int64_t)> fi;
-    if (op == "Add" || op == "Sum") { f = std::plus<double>(); fi = wrap_add; }
-    else if (op == "Sub") { f = std::minus<double>(); fi = wrap_sub; }
-    else if (op == "Mul") { f = std::multiplies<double>(); fi = wrap_mul; }
+    BinaryFn f = nullptr;
+    BinaryIntFn fi = nullptr;
+    if (op == "Add" || op == "Sum") { f = [](double a, double b) { return a + b; }; fi = wrap_add; }
+    else if (op == "Sub") { f = [](double a, double b) { return a - b; }; fi = wrap_sub; }
+    else if (op == "Mul") { f = [](double a, double b) { return a * b; }; fi = wrap_mul; }
     else if (op == "Div") {
-      f = std::divides<double>();
+      f = [](double a, double b) { return a / b; };
       fi = [](std::int64_t a, std::int64_t b) { return b == 0 ? 0 : b == -1 ? wrap_sub(0, a) : a / b; };
     } else if (op == "Max") {
       f = [](double a, double b) { return std::max(a, b); };
@@ -116,7 +116,7 @@ void rule_binary(ShapeContext& c) {
 
 void rule_compare(ShapeContext& c) {
   const std::string_view op = c.node().op_type;
-  std::function<double(double, double)> f;
+  BinaryFn f = nullptr;
   if (op == "Equal") f = [](double a, double b) { return double(a == b); };
   else if (op == "Less") f = [](double a, double b) { return double(a < b); };
   else if (op == "Greater") f = [](double a, double b) { return double(a > b); };
@@ -125,10 +125,7 @@ void rule_compare(ShapeContext& c) {
   else if (op == "And") f = [](double a, double b) { return double(a != 0 && b != 0); };
   else if (op == "Or") f = [](double a, double b) { return double(a != 0 || b != 0); };
   else if (op == "Xor") f = [](double a, double b) { return double((a != 0) != (b != 0)); };
-  if (f) {
-    auto fi = [f](std::int64_t a, std::int64_t b) { return std::int64_t(f(double(a), double(b))); };
-    if (fold_binary(c, DType::Bool, f, fi)) return;
-  }
+  if (f && fold_binary(c, DType::Bool, f, nullptr)) return;
   c.set_output(0, broadcast_inputs(c, DType::Bool));
 }
 

@@ -94,8 +94,7 @@ std::int64_t to_int64(double v) {
   return std::int64_t(v);
 }
 
-bool fold_binary(ShapeContext& c, DType out_type, const std::function<double(double, double)>& f,
-                 const std::function<std::int64_t(std::int64_t, std::int64_t)>& fi) {
+bool fold_binary(ShapeContext& c, DType out_type, BinaryFn f, BinaryIntFn fi) {
   if (c.num_inputs() < 2 || !c.has_input(0) || !c.has_input(1)) return false;
   const ValueShape& a = c.input(0);
   const ValueShape& b = c.input(1);
@@ -130,7 +129,8 @@ bool fold_binary(ShapeContext& c, DType out_type, const std::function<double(dou
       if (r.is_float) r.floats.push_back(v);
       else r.ints.push_back(to_int64(v));
     } else {
-      std::int64_t v = fi(a.value->ints[std::size_t(ia)], b.value->ints[std::size_t(ib)]);
+      const std::int64_t x = a.value->ints[std::size_t(ia)], y = b.value->ints[std::size_t(ib)];
+      const std::int64_t v = fi ? fi(x, y) : std::int64_t(f(double(x), double(y)));
       if (r.is_float) r.floats.push_back(double(v));
       else r.ints.push_back(v);
     }

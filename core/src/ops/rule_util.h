@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <vector>
 
@@ -35,8 +34,11 @@ inline std::int64_t wrap_sub(std::int64_t a, std::int64_t b) { return std::int64
 inline std::int64_t wrap_mul(std::int64_t a, std::int64_t b) { return std::int64_t(std::uint64_t(a) * std::uint64_t(b)); }
 
 // Elementwise evaluation on known small contents (after broadcasting), for shape-value propagation.
-bool fold_binary(ShapeContext& c, DType out_type, const std::function<double(double, double)>& f,
-                 const std::function<std::int64_t(std::int64_t, std::int64_t)>& fi);
+// Plain function pointers (the rules' lambdas capture nothing): a std::function per lambda cost the page's
+// module a vtable and its type name each. `fi` null: integer operands go through `f` as doubles.
+using BinaryFn = double (*)(double, double);
+using BinaryIntFn = std::int64_t (*)(std::int64_t, std::int64_t);
+bool fold_binary(ShapeContext& c, DType out_type, BinaryFn f, BinaryIntFn fi);
 
 // A Loop trip count above this is a while loop bounded by its condition only (exporters write INT64_MAX).
 constexpr std::int64_t kMaxTrips = std::int64_t{1} << 40;
