@@ -4,9 +4,9 @@
 // a sixth of the page's wasm module, and its first download has a budget (docs/benchmarks.md).
 //
 // Objects keep their keys sorted (as nlohmann::json does), so dump() prints what nlohmann's dump printed
-// for the same document, byte for byte (JsonWriter). parse() is strict JSON (RFC 8259) with a nesting
-// limit; a failure is an Error that names the input and the byte offset of the problem. A duplicate key is
-// refused rather than silently overwritten.
+// for the same document, byte for byte (JsonWriter). parse() is strict JSON (RFC 8259): UTF-8 strings,
+// numbers within a double's range, a nesting limit, and a duplicate key refused rather than silently
+// overwritten; a failure is an Error that names the input and the byte offset of the problem.
 #pragma once
 
 #include <cstddef>
