@@ -1,5 +1,7 @@
 #include "perfcard/device.h"
 
+#include <optional>
+
 #include "perfcard/error.h"
 #include "perfcard/json.h"
 
@@ -50,8 +52,9 @@ Sourced sourced(const Json& entry, std::string_view field, const std::string& id
   } else if (v.is_object() && v["value"].is_number()) {
     s.value = v["value"].as_number();
     if (v["source"].is_string()) s.source = v["source"].as_string();
-    if (!v["uncertain"].is_null() && !v["uncertain"].is_bool()) throw data_error(where + ": 'uncertain' must be true or false");
-    s.uncertain = v.bool_or("uncertain", false);
+    const Json& uncertain = v["uncertain"];
+    if (!uncertain.is_null() && !uncertain.is_bool()) throw data_error(where + ": 'uncertain' must be true or false");
+    s.uncertain = uncertain.is_bool() && uncertain.as_bool();
   } else if (v.is_object() && v.contains("value") && v["value"].is_null()) {
     return s;
   } else {
@@ -73,6 +76,31 @@ std::string text_field(const Json& entry, std::string_view field, const std::str
 // A count the catalog gives as a number (slices, instances): a whole number in [0, 2^20], else -1, which
 // the checks below refuse (a cast of 1e300 to int would be undefined).
 int small_count(double v) { return v >= 0 && v <= double(1 << 20) && v == double(int(v)) ? int(v) : -1; }
+
+// A GPU's MIG table; none without profiles.
+std::optional<MigTable> parse_mig(const Json& m, const std::string& id) {
+  MigTable t;
+  t.source = m.string_or("source", "");
+  t.compute_slices_total = small_count(m.number_or("compute_slices_total", 7));
+  t.memory_slices_total = small_count(m.number_or("memory_slices_total", 8));
+  const Json& profiles = m["profiles"];
+  if (profiles.is_null()) return std::nullopt;
+  if (!profiles.is_array()) throw data_error("device catalog: the MIG table of '" + id + "': 'profiles' must be an array");
+  for (const Json& p : profiles.items()) {
+    MigProfile mp;
+    mp.name = text_field(p, "name", "");
+    mp.memory_gb = sourced(p, "memory_gb", id).value;
+    mp.compute_slices = small_count(sourced(p, "compute_slices", id).value);
+    mp.memory_slices = small_count(sourced(p, "memory_slices", id).value);
+    mp.max_instances = small_count(sourced(p, "max_instances", id).value);
+    if (mp.name.empty() || mp.compute_slices <= 0 || mp.compute_slices > t.compute_slices_total ||
+        mp.memory_slices <= 0 || mp.memory_slices > t.memory_slices_total || mp.memory_gb <= 0 || mp.max_instances <= 0)
+      throw data_error("device catalog: MIG profile '" + mp.name + "' of '" + id + "' is incomplete or out of range");
+    t.profiles.push_back(mp);
+  }
+  if (t.profiles.empty()) return std::nullopt;
+  return t;
+}
 
 // One entry of the catalog's schema, checked.
 Device parse_entry(const Json& e) {
@@ -116,29 +144,7 @@ Device parse_entry(const Json& e) {
   if (d.is_gpu() && (!d.memory_bandwidth_gbs.present || d.memory_bandwidth_gbs.value <= 0))
     throw data_error("device catalog: '" + d.id + "' has no memory_bandwidth_gbs");
   if (!d.supports(Precision::FP32)) throw data_error("device catalog: '" + d.id + "' has no fp32 peak");
-  if (e["mig"].is_object()) {
-    const Json& m = e["mig"];
-    MigTable t;
-    const std::string where = "device catalog: the MIG table of '" + d.id + "'";
-    t.source = m.string_or("source", "");
-    t.compute_slices_total = small_count(m.number_or("compute_slices_total", 7));
-    t.memory_slices_total = small_count(m.number_or("memory_slices_total", 8));
-    const Json& profiles = m["profiles"];
-    if (!profiles.is_null() && !profiles.is_array()) throw data_error(where + ": 'profiles' must be an array");
-    for (const Json& p : profiles.is_array() ? profiles.items() : std::vector<Json>{}) {
-      MigProfile mp;
-      mp.name = text_field(p, "name", "");
-      mp.memory_gb = sourced(p, "memory_gb", d.id).value;
-      mp.compute_slices = small_count(sourced(p, "compute_slices", d.id).value);
-      mp.memory_slices = small_count(sourced(p, "memory_slices", d.id).value);
-      mp.max_instances = small_count(sourced(p, "max_instances", d.id).value);
-      if (mp.name.empty() || mp.compute_slices <= 0 || mp.compute_slices > t.compute_slices_total ||
-          mp.memory_slices <= 0 || mp.memory_slices > t.memory_slices_total || mp.memory_gb <= 0 || mp.max_instances <= 0)
-        throw data_error("device catalog: MIG profile '" + mp.name + "' of '" + d.id + "' is incomplete or out of range");
-      t.profiles.push_back(mp);
-    }
-    if (!t.profiles.empty()) d.mig = std::move(t);
-  }
+  if (e["mig"].is_object()) d.mig = parse_mig(e["mig"], d.id);
   return d;
 }
 

@@ -11,6 +11,8 @@
 
 namespace perfcard {
 
+namespace {
+
 std::string_view json_kind_name(Json::Kind k) {
   switch (k) {
     case Json::Kind::Null: return "null";
@@ -22,8 +24,6 @@ std::string_view json_kind_name(Json::Kind k) {
   }
   return "a value";
 }
-
-namespace {
 
 Error wrong_kind(Json::Kind have, std::string_view want) {
   return data_error("JSON: expected " + std::string(want) + ", found " + std::string(json_kind_name(have)));
@@ -80,66 +80,53 @@ class JsonParser {
     }
   }
 
-  Json object(int depth) {
+  // Past an opening bracket at `depth`: true when the object or array closes at once (`close`).
+  bool open(int depth, char close) {
     if (depth > kMaxDepth) fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
     ++pos_;
-    Json o = Json::object();
     skip_space();
-    if (peek() == '}') {
-      ++pos_;
-      return o;
-    }
-    for (;;) {
+    return consume(close);
+  }
+  bool consume(char c) {
+    if (peek() != c) return false;
+    ++pos_;
+    return true;
+  }
+  // After a member or element: true for another (a comma), false at `close`; anything else is an error.
+  bool more(char close, const char* expected) {
+    skip_space();
+    if (consume(',')) return true;
+    if (consume(close)) return false;
+    fail(expected);
+  }
+
+  Json object(int depth) {
+    Json o = Json::object();
+    if (open(depth, '}')) return o;
+    do {
       skip_space();
       if (peek() != '"') fail("expected a key in quotes");
       const std::size_t key_at = pos_;
       std::string key = string();
       skip_space();
-      if (peek() != ':') fail("expected ':' after a key");
-      ++pos_;
+      if (!consume(':')) fail("expected ':' after a key");
       skip_space();
       Json v = value(depth);
-      auto it = std::lower_bound(o.keys_.begin(), o.keys_.end(), key);
-      if (it != o.keys_.end() && *it == key) fail_at("the key '" + key + "' appears twice in one object", key_at);
-      const auto at = it - o.keys_.begin();
-      o.values_.insert(o.values_.begin() + at, std::move(v));
-      o.keys_.insert(it, std::move(key));
-      skip_space();
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      if (peek() == '}') {
-        ++pos_;
-        return o;
-      }
-      fail("expected ',' or '}' in an object");
-    }
+      const std::size_t slot = o.key_slot(key);
+      if (o.has_key_at(slot, key)) fail_at("the key '" + key + "' appears twice in one object", key_at);
+      o.insert_member(slot, key, std::move(v));
+    } while (more('}', "expected ',' or '}' in an object"));
+    return o;
   }
 
   Json array(int depth) {
-    if (depth > kMaxDepth) fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
-    ++pos_;
     Json a = Json::array();
-    skip_space();
-    if (peek() == ']') {
-      ++pos_;
-      return a;
-    }
-    for (;;) {
+    if (open(depth, ']')) return a;
+    do {
       skip_space();
       a.values_.push_back(value(depth));
-      skip_space();
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      if (peek() == ']') {
-        ++pos_;
-        return a;
-      }
-      fail("expected ',' or ']' in an array");
-    }
+    } while (more(']', "expected ',' or ']' in an array"));
+    return a;
   }
 
   unsigned hex4() {
@@ -254,12 +241,11 @@ class JsonParser {
       // As nlohmann::json reads them: a whole number is an integer while it fits 64 bits (signed, or
       // unsigned when positive), else a double.
       errno = 0;
-      char* end = nullptr;
       if (token[0] == '-') {
-        const long long v = std::strtoll(token.c_str(), &end, 10);
+        const long long v = std::strtoll(token.c_str(), nullptr, 10);
         if (errno == 0) return Json(std::int64_t(v));
       } else {
-        const unsigned long long v = std::strtoull(token.c_str(), &end, 10);
+        const unsigned long long v = std::strtoull(token.c_str(), nullptr, 10);
         if (errno == 0) {
           if (v <= std::uint64_t(std::numeric_limits<std::int64_t>::max())) return Json(std::int64_t(v));
           return Json(std::uint64_t(v));
@@ -284,10 +270,22 @@ Json Json::parse(std::string_view text, std::string_view what, ErrorCode code) {
 Json Json::object(std::initializer_list<std::pair<std::string_view, Json>> members) {
   Json o = object();
   for (const auto& [k, v] : members) {
-    if (o.contains(k)) throw internal_error("JSON: the key '" + std::string(k) + "' given twice");
-    o[k] = v;
+    const std::size_t slot = o.key_slot(k);
+    if (o.has_key_at(slot, k)) throw internal_error("JSON: the key '" + std::string(k) + "' given twice");
+    o.insert_member(slot, k, v);
   }
   return o;
+}
+
+std::size_t Json::key_slot(std::string_view key) const {
+  return std::size_t(std::lower_bound(keys_.begin(), keys_.end(), key,
+                                      [](const std::string& a, std::string_view b) { return std::string_view(a) < b; }) -
+                     keys_.begin());
+}
+
+Json& Json::insert_member(std::size_t slot, std::string_view key, Json value) {
+  keys_.insert(keys_.begin() + std::ptrdiff_t(slot), std::string(key));
+  return *values_.insert(values_.begin() + std::ptrdiff_t(slot), std::move(value));
 }
 
 bool Json::as_bool() const {
@@ -316,10 +314,8 @@ const std::vector<Json>& Json::items() const {
 
 const Json* Json::find(std::string_view key) const {
   if (kind_ != Kind::Object) return nullptr;
-  auto it = std::lower_bound(keys_.begin(), keys_.end(), key,
-                             [](const std::string& a, std::string_view b) { return std::string_view(a) < b; });
-  if (it == keys_.end() || *it != key) return nullptr;
-  return &values_[std::size_t(it - keys_.begin())];
+  const std::size_t slot = key_slot(key);
+  return has_key_at(slot, key) ? &values_[slot] : nullptr;
 }
 
 const Json& Json::operator[](std::string_view key) const {
@@ -328,47 +324,35 @@ const Json& Json::operator[](std::string_view key) const {
   return v ? *v : null_value;
 }
 
-namespace {
-
-Error wrong_member(std::string_view key, Json::Kind have, std::string_view want) {
-  return data_error("JSON: '" + std::string(key) + "' must be " + std::string(want) + ", not " +
-                    std::string(json_kind_name(have)));
+const Json* Json::present(std::string_view key, bool (Json::*is)() const, std::string_view want) const {
+  const Json* v = find(key);
+  if (!v || v->is_null()) return nullptr;
+  if (!(v->*is)())
+    throw data_error("JSON: '" + std::string(key) + "' must be " + std::string(want) + ", not " +
+                     std::string(json_kind_name(v->kind_)));
+  return v;
 }
 
-}  // namespace
-
 std::string Json::string_or(std::string_view key, std::string_view fallback) const {
-  const Json* v = find(key);
-  if (!v || v->is_null()) return std::string(fallback);
-  if (!v->is_string()) throw wrong_member(key, v->kind_, "a string");
-  return v->string_;
+  const Json* v = present(key, &Json::is_string, "a string");
+  return v ? v->string_ : std::string(fallback);
 }
 
 double Json::number_or(std::string_view key, double fallback) const {
-  const Json* v = find(key);
-  if (!v || v->is_null()) return fallback;
-  if (!v->is_number()) throw wrong_member(key, v->kind_, "a number");
-  return v->as_number();
+  const Json* v = present(key, &Json::is_number, "a number");
+  return v ? v->as_number() : fallback;
 }
 
 bool Json::bool_or(std::string_view key, bool fallback) const {
-  const Json* v = find(key);
-  if (!v || v->is_null()) return fallback;
-  if (!v->is_bool()) throw wrong_member(key, v->kind_, "a boolean");
-  return v->num_.b;
+  const Json* v = present(key, &Json::is_bool, "a boolean");
+  return v ? v->num_.b : fallback;
 }
 
 Json& Json::operator[](std::string_view key) {
   if (kind_ == Kind::Null) kind_ = Kind::Object;
   if (kind_ != Kind::Object) throw internal_error("JSON: a key set on " + std::string(json_kind_name(kind_)));
-  auto it = std::lower_bound(keys_.begin(), keys_.end(), key,
-                             [](const std::string& a, std::string_view b) { return std::string_view(a) < b; });
-  const auto at = std::size_t(it - keys_.begin());
-  if (it == keys_.end() || *it != key) {
-    keys_.insert(it, std::string(key));
-    values_.insert(values_.begin() + std::ptrdiff_t(at), Json());
-  }
-  return values_[at];
+  const std::size_t slot = key_slot(key);
+  return has_key_at(slot, key) ? values_[slot] : insert_member(slot, key, Json());
 }
 
 void Json::push_back(Json v) {

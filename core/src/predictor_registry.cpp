@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 #include "perfcard/error.h"
 #include "perfcard/json.h"
 #include "perfcard/sha256.h"

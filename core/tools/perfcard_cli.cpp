@@ -15,10 +15,11 @@
 #include <vector>
 
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <map>
 #include <memory>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "perfcard/analysis.h"
 #include "perfcard/embedded.h"

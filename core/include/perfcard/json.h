@@ -120,6 +120,12 @@ class Json {
 
  private:
   explicit Json(Kind k) : kind_(k) {}
+  // Where `key` is or would go in keys_ (sorted), and whether it is there.
+  std::size_t key_slot(std::string_view key) const;
+  bool has_key_at(std::size_t slot, std::string_view key) const { return slot < keys_.size() && keys_[slot] == key; }
+  Json& insert_member(std::size_t slot, std::string_view key, Json value);
+  // The member `key` when present and not null (nullptr otherwise); present with another kind: Error(BadData).
+  const Json* present(std::string_view key, bool (Json::*is)() const, std::string_view want) const;
   Kind kind_ = Kind::Null;
   union {
     bool b;
@@ -133,7 +139,5 @@ class Json {
 
   friend class JsonParser;
 };
-
-std::string_view json_kind_name(Json::Kind k);
 
 }  // namespace perfcard

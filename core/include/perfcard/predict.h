@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-
 #include "perfcard/carbon.h"
 #include "perfcard/device.h"
 #include "perfcard/json.h"
@@ -22,7 +21,7 @@ inline constexpr std::size_t kMaxBatchSizes = 64;
 struct PredictOptions {
   std::vector<std::string> devices;          // ids; empty or {"all"}: the default-view GPUs; "all-gpus";
                                              // "cpus": every CPU; "every"
-  Json extra_devices;              // array of catalog-schema entries the caller adds (their ids
+  Json extra_devices;                        // array of catalog-schema entries the caller adds (their ids
                                              // may then be named in `devices`); null or [] = none
   std::vector<std::int64_t> batches = {1};
   std::optional<Precision> precision;        // default fp16 on GPUs, fp32 on CPUs
