@@ -159,19 +159,19 @@ def main():
         groups[group].append(body)
         named.append((len(body), full, group))
     data = sections.get(11, b"")
-    embedded = {}
+    # The embedded data files are NUL-terminated JSON texts; everything else in the data section is "rest".
+    embedded, rest = {}, data
     for blob in re.findall(rb'\{\n\s*"[^\x00]*?(?=\x00)', data):
+        if len(blob) <= 1000:
+            continue
+        rest = rest.replace(blob, b"")
         head = blob[:120].decode("utf-8", "replace")
         key = ("devices.json" if '"description": "PerfCard device catalog' in head else
                "roofline.json" if '"accuracy"' in head or '"format_version"' in head else
                "carbon_regions.json" if '"regions"' in head or "gCO2eq" in head else
                "manifest.json" if "weights-manifest" in head else None)
-        if key and len(blob) > 1000:
+        if key:
             embedded[key] = (len(blob), gz(blob))
-    rest = data
-    for blob in re.findall(rb'\{\n\s*"[^\x00]*?(?=\x00)', data):
-        if len(blob) > 1000:
-            rest = rest.replace(blob, b"")
     shipped_bytes = open(shipped, "rb").read()
     doc = {
         "module": os.path.relpath(shipped, ROOT),
