@@ -22,8 +22,9 @@ done
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-# Build and test toolchain. python3-onnx carries onnx.proto, which the build compiles with protoc.
-packages=(cmake make g++ clang libclang-rt-14-dev emscripten
+# Build and test toolchain. python3-onnx carries onnx.proto, which the build compiles with protoc; esbuild
+# minifies the site's JS and CSS (web/build.mjs).
+packages=(cmake make g++ clang libclang-rt-14-dev emscripten esbuild
           libprotobuf-dev protobuf-compiler nlohmann-json3-dev catch2 libeigen3-dev
           python3-onnx python3-numpy dpkg-dev ca-certificates xz-utils)
 if [ "$want_python" = 1 ]; then

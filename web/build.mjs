@@ -2,19 +2,23 @@
 // Builds the static site into dist/ (not committed): the page, the widget and its embed page, the wasm
 // module with its JS API (from build/wasm/dist, made by scripts/build.sh --wasm-only), the bundled
 // examples and the predictor's accuracy report (docs/accuracy.md, rendered to accuracy.html).
-// No bundler: plain ES modules, served as they are.
+// No bundler: the same ES modules, each minified on its own by Debian's esbuild (scripts/setup.sh installs
+// it), so the files and imports the site serves are the sources' one for one.
 //
-//   node web/build.mjs [--out DIR] [--quiet]
+//   node web/build.mjs [--out DIR] [--quiet] [--no-minify]
+//   --no-minify  the sources as they are, comments included (to read the page in a browser's debugger)
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
+import { spawnSync } from 'node:child_process';
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const out = resolve(args.includes('--out') ? args[args.indexOf('--out') + 1] : join(root, 'dist'));
 const quiet = args.includes('--quiet');
+const minify = !args.includes('--no-minify');
 const wasmDist = resolve(process.env.PERFCARD_WASM_DIST ?? join(root, 'build', 'wasm', 'dist'));
 
 function fail(msg) {
@@ -33,22 +37,30 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(join(out, 'lib'), { recursive: true });
 mkdirSync(join(out, 'examples'), { recursive: true });
 
-// Our own JS ships without full-line comments and indentation (no minifier: the sources are written so
-// that no template literal holds a line starting with "//", and indentation inside them is not
-// significant). The sources under web/ and wasm/ keep their comments.
-function lean(text) {
-  return text.split('\n').map((l) => l.trimStart()).filter((l) => l !== '' && !l.startsWith('//')).join('\n') + '\n';
+// JS and CSS as served: minified by esbuild one file at a time (identifiers of a module's own scope renamed,
+// comments and spaces gone; imports, exports and string keys kept). No syntax is lowered (esbuild's
+// default target is the newest), and non-ASCII text stays UTF-8 rather than \u escapes.
+function minified(text, file) {
+  if (!minify) return text;
+  const loader = file.endsWith('.css') ? 'css' : 'js';
+  const r = spawnSync('esbuild', ['--minify', `--loader=${loader}`, '--charset=utf8', '--log-level=error'],
+    { input: text, encoding: 'utf8', maxBuffer: 64 << 20 });
+  if (r.error?.code === 'ENOENT') fail('esbuild is not installed: scripts/setup.sh installs it (Debian package esbuild), or build with --no-minify');
+  if (r.status !== 0) fail(`esbuild could not minify ${file}: ${r.stderr || r.error?.message}`);
+  return r.stdout;
 }
+const minifiable = (f) => /\.(js|css)$/.test(f) && !f.endsWith('.d.ts');
 
 // The page and the widget.
 const webDir = join(root, 'web');
 for (const f of readdirSync(webDir)) {
   if (!/\.(html|js|css|svg)$/.test(f) || f === 'build.mjs') continue;
-  if (f.endsWith('.js')) writeFileSync(join(out, f), lean(readFileSync(join(webDir, f), 'utf8')));
+  // sw.js stays as written (its version and file list are filled in below, and it is 0.8 KiB gzip).
+  if (minifiable(f) && f !== 'sw.js') writeFileSync(join(out, f), minified(readFileSync(join(webDir, f), 'utf8'), f));
   else copyFileSync(join(webDir, f), join(out, f));
 }
 for (const f of libFiles) {
-  if (f === 'perfcard.js') writeFileSync(join(out, 'lib', f), lean(readFileSync(join(wasmDist, f), 'utf8')));
+  if (minifiable(f)) writeFileSync(join(out, 'lib', f), minified(readFileSync(join(wasmDist, f), 'utf8'), f));
   else copyFileSync(join(wasmDist, f), join(out, 'lib', f));
 }
 writeFileSync(join(out, 'lib', 'package.json'), '{"type": "module"}\n');
@@ -177,11 +189,16 @@ if (sw === swSource || !sw.includes(siteVersion) || sw.includes('const FILES = [
 writeFileSync(join(out, 'sw.js'), sw);
 
 // What a page downloads: the module, its loader and the API (and what the page adds on top).
+// gzip -9 is what the budget counts; brotli (quality 11) is what most static hosts serve, for reference.
 function size(p) {
   const b = readFileSync(p);
-  return { raw: b.length, gzip: gzipSync(b, { level: 9 }).length };
+  return {
+    raw: b.length, gzip: gzipSync(b, { level: 9 }).length,
+    brotli: brotliCompressSync(b, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }).length,
+  };
 }
-const sum = (files) => files.map((f) => size(join(out, f))).reduce((a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip }), { raw: 0, gzip: 0 });
+const add = (a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip, brotli: a.brotli + b.brotli });
+const sum = (files) => files.map((f) => size(join(out, f))).reduce(add, { raw: 0, gzip: 0, brotli: 0 });
 const core = sum(['lib/perfcard_wasm.wasm', 'lib/perfcard_wasm.js', 'lib/perfcard.js']);
 // The page's own files that index.html loads before a model is opened: followed from its src/href links
 // and the scripts' static imports and workers (lib/ is the module above, fetched by the worker), and the
@@ -196,7 +213,7 @@ function loadedBy(entry) {
     const text = readFileSync(join(out, f), 'utf8');
     const refs = f.endsWith('.html')
       ? [...text.matchAll(/<(?:script|link|img)\b[^>]*?\b(?:src|href)="([^"#?:]+)"/g)].map((m) => m[1])
-      : f.endsWith('.js') ? [...text.matchAll(/(?:from\s*|new URL\(\s*)'(\.\.?\/[^']+)'/g)].map((m) => m[1]) : [];
+      : f.endsWith('.js') ? [...text.matchAll(/(?:from\s*|new URL\(\s*)(['"])(\.\.?\/[^'"]+)\1/g)].map((m) => m[2]) : [];
     for (const r of refs) todo.push(join(dirname(f), r).replace(/^\.\//, ''));
   }
   return [...seen];
@@ -208,14 +225,14 @@ const widget = sum(readdirSync(out).filter((f) => /\.(html|js|css|svg)$/.test(f)
 // weights files, and the runtime that runs them.
 const predictors = sum(readdirSync(join(out, 'predictors')).map((f) => `predictors/${f}`));
 const learnedRuntime = sum(['lib/perfcard_learned.wasm', 'lib/perfcard_learned.js']);
-const summary = { out, version: siteVersion, offline: { files: cached.length + 1 }, examples: examples.map((e) => e.file), core, page: { ...page, files: pageFiles.sort() }, widget, total: { raw: core.raw + page.raw, gzip: core.gzip + page.gzip }, predictors, learnedRuntime };
+const summary = { out, version: siteVersion, offline: { files: cached.length + 1 }, examples: examples.map((e) => e.file), core, page: { ...page, files: pageFiles.sort() }, widget, total: add(core, page), predictors, learnedRuntime };
 writeFileSync(join(out, 'build-info.json'), JSON.stringify(summary, null, 1) + '\n');
 if (!quiet) {
   const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
   console.log(`web/build.mjs: ${out}`);
   console.log(`  wasm + loader + API   ${kb(core.raw)} raw, ${kb(core.gzip)} gzip`);
   console.log(`  ${`page (${pageFiles.length} files)`.padEnd(22)}${kb(page.raw)} raw, ${kb(page.gzip)} gzip`);
-  console.log(`  first download        ${kb(summary.total.raw)} raw, ${kb(summary.total.gzip)} gzip (aim: <= 300 KiB gzip before a model is opened)`);
+  console.log(`  first download        ${kb(summary.total.raw)} raw, ${kb(summary.total.gzip)} gzip (aim: <= 300 KiB gzip before a model is opened), ${kb(summary.total.brotli)} brotli`);
   console.log(`  widget (its own page) ${kb(widget.raw)} raw, ${kb(widget.gzip)} gzip, with the same module`);
   console.log(`  learned predictors    ${kb(predictors.raw)} raw, ${kb(predictors.gzip)} gzip, fetched on first use (aim: <= 1 MB gzip)`);
   console.log(`  learned runtime       ${kb(learnedRuntime.raw)} raw, ${kb(learnedRuntime.gzip)} gzip, fetched with the first of them`);
