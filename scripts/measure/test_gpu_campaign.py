@@ -40,14 +40,36 @@ class Plan(unittest.TestCase):
         self.assertEqual(kinds, {("inference", 1), ("inference", 16), ("inference-grad", 1), ("training", 1)})
         self.assertTrue(all(c.runtime == "eager" and c.precision == "fp16" for c in configs))
 
-    def test_decode_steps_carry_a_kv_cache_and_compile_is_a_handful(self):
+    def test_decode_steps_carry_a_kv_cache(self):
         configs = gc.plan(self.entries, "first")
         decode = [c for c in configs if c.model.endswith(".decode")]
         self.assertTrue(decode and all(c.sequence == 1 and c.past_sequence == 128 for c in decode))
         self.assertFalse([c for c in decode if c.protocol != "inference"])
+
+    def test_compile_is_a_handful_in_both_modes_then_cuda_graphs_for_every_family(self):
         compiled = gc.plan(self.entries, "compile")
-        self.assertTrue(compiled)
-        self.assertLessEqual({c.model for c in compiled}, set(gc.COMPILE_MODELS))
+        handful = set(gc.COMPILE_MODELS) & {e["id"] for e in self.entries}
+        n = sum(1 for c in compiled if c.model in handful)
+        self.assertEqual({c.model for c in compiled[:n]}, handful)  # the handful first
+        self.assertEqual({c.runtime for c in compiled[:n]}, {"compile", "compile-reduce-overhead"})
+        rest = compiled[n:]
+        self.assertEqual({c.runtime for c in rest}, {"compile-reduce-overhead"})
+        self.assertTrue(all(c.precision == "fp16" and c.protocol == "inference" for c in compiled))
+        self.assertEqual({c.model for c in compiled}, {c.model for c in gc.plan(self.entries, "first")})
+        fam_of = {e["id"]: (e["set"], e["family"]) for e in self.entries}
+        seen, first_of_each = set(), []
+        for c in rest:
+            if fam_of[c.model] not in seen:
+                seen.add(fam_of[c.model])
+                first_of_each.append(c.model)
+        order = [c.model for c in rest]
+        # every family reached before any family's third model (the handful took some families' first)
+        last_first = max(order.index(m) for m in first_of_each)
+        per_family = {}
+        for m in dict.fromkeys(order[:last_first + 1]):
+            per_family[fam_of[m]] = per_family.get(fam_of[m], 0) + 1
+        self.assertLessEqual(max(per_family.values()), 2)
+        self.assertEqual(len({c.key() for c in compiled}), len(compiled))
         with self.assertRaises(SystemExit):
             gc.plan(self.entries, "nonsense")
 
