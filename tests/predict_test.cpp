@@ -445,3 +445,40 @@ TEST_CASE("a predict row's keys, nested ones included, are the documented ones")
   CHECK(row["features"].size() == perfcard::feature_schema().size());
   CHECK(row["latency_band_ms"].size() == 2);
 }
+
+TEST_CASE("a predict cache gives the same documents as fresh analyses, across settings, dims and evictions") {
+  auto read = [](const char* name) { return perfcard::test::read_text(perfcard::test::repo_path(std::string("weights/") + name)); };
+  auto cat = perfcard::DeviceCatalog::parse(read("devices.json"));
+  auto carbon = perfcard::CarbonTable::parse(read("carbon_regions.json"));
+  auto c = perfcard::RooflineConstants::parse(read("roofline.json"));
+  perfcard::RooflinePredictor pred(c);
+  const perfcard::Model m = perfcard::load_model(perfcard::test::read_file(perfcard::test::data_path("models/bert_tiny.onnx")));
+  perfcard::PredictCache cache(m);
+  // What a page does: a sweep, then settings that keep the dims, then others, then more batches than the
+  // cache keeps (every analysis evicted and made again), then the first sweep once more.
+  std::vector<perfcard::PredictOptions> calls(7);
+  calls[0].batches = {1, 2, 4, 8, 16, 32, 64, 128};
+  calls[0].dims.values["sequence"] = 128;
+  calls[1] = calls[0];
+  calls[1].devices = {"all-gpus"};
+  calls[1].precision = perfcard::Precision::FP32;
+  calls[2] = calls[0];
+  calls[2].mode = perfcard::Mode::Training;
+  calls[3] = calls[0];
+  calls[3].dims.values["sequence"] = 64;
+  calls[3].devices = {"cpus"};
+  calls[4] = calls[0];
+  calls[4].batches.clear();
+  for (std::int64_t b = 1; b <= 20; ++b) calls[4].batches.push_back(b);
+  calls[5] = calls[0];
+  calls[5].gpu_runtime = "pytorch-cuda-graphs";
+  calls[6] = calls[0];
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    INFO("call " << i);
+    const std::string fresh = perfcard::predict_to_json_text(perfcard::predict(m, cat, pred, c, carbon, calls[i]));
+    CHECK(perfcard::predict_to_json_text(perfcard::predict(m, cat, pred, c, carbon, calls[i], &cache)) == fresh);
+  }
+  const perfcard::Model other = matmul_model();
+  CHECK(perfcard::test::error_message([&] { perfcard::predict(other, cat, pred, c, carbon, calls[0], &cache); }) ==
+        "a predict cache was handed another model than its own");
+}

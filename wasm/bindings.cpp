@@ -50,6 +50,7 @@
 #include "perfcard/onnx_loader.h"
 #include "perfcard/options.h"
 #include "perfcard/predict.h"
+#include "perfcard/predict_cache.h"
 #include "perfcard/predictor_registry.h"
 #include "perfcard/roofline_predictor.h"
 #include "perfcard/weights_file.h"
@@ -89,11 +90,12 @@ Data& data() {
   return *d;
 }
 
-std::string predict_json(const perfcard::Model& model, const std::string& options_json) {
+std::string predict_json(const perfcard::Model& model, const std::string& options_json,
+                         perfcard::PredictCache* cache = nullptr) {
   perfcard::PredictOptions opt = perfcard::predict_options_from_text(options_json);
   const Data& d = data();
   auto predictor = perfcard::select_predictor(opt.predictor, d.predictors);
-  perfcard::PredictResult r = perfcard::predict(model, d.catalog, *predictor, d.constants, d.carbon, opt);
+  perfcard::PredictResult r = perfcard::predict(model, d.catalog, *predictor, d.constants, d.carbon, opt, cache);
   return perfcard::predict_to_json_text(r);
 }
 
@@ -110,13 +112,20 @@ std::string devices_json() {
   return perfcard::catalog_to_json(d.catalog, d.carbon, d.constants, *d.predictors.roofline, PERFCARD_VERSION);
 }
 
-// Models opened once and predicted many times (the page re-predicts on every setting change).
-std::map<int, std::unique_ptr<perfcard::Model>>& open_models() {
-  static std::map<int, std::unique_ptr<perfcard::Model>> m;
+// Models opened once and predicted many times (the page re-predicts on every setting change), each with
+// the analyses its predictions keep for the next (predict_cache.h).
+struct OpenModel {
+  explicit OpenModel(perfcard::Model m) : model(std::move(m)), cache(model) {}
+  perfcard::Model model;
+  perfcard::PredictCache cache;
+};
+
+std::map<int, std::unique_ptr<OpenModel>>& open_models() {
+  static std::map<int, std::unique_ptr<OpenModel>> m;
   return m;
 }
 
-const perfcard::Model& open_model(int handle) {
+OpenModel& open_model(int handle) {
   auto& m = open_models();
   auto it = m.find(handle);
   if (it == m.end()) throw perfcard::Error("this model was closed (handle " + std::to_string(handle) + ")");
@@ -166,7 +175,7 @@ val predict_buffer(std::uintptr_t data, std::size_t size, const std::string& opt
 val open_model_buffer(std::uintptr_t data, std::size_t size) {
   return guarded([&] {
     static int next = 1;
-    auto model = std::make_unique<perfcard::Model>(perfcard::load_model(bytes_at(data, size)));
+    auto model = std::make_unique<OpenModel>(perfcard::load_model(bytes_at(data, size)));
     int handle = next++;
     open_models()[handle] = std::move(model);
     val r = val::object();
@@ -177,11 +186,14 @@ val open_model_buffer(std::uintptr_t data, std::size_t size) {
 }
 
 val model_analyze(int handle, const std::string& options_json) {
-  return guarded([&] { return success(analyze_json(open_model(handle), options_json)); });
+  return guarded([&] { return success(analyze_json(open_model(handle).model, options_json)); });
 }
 
 val model_predict(int handle, const std::string& options_json) {
-  return guarded([&] { return success(predict_json(open_model(handle), options_json)); });
+  return guarded([&] {
+    OpenModel& m = open_model(handle);
+    return success(predict_json(m.model, options_json, &m.cache));
+  });
 }
 
 bool close_model(int handle) { return open_models().erase(handle) != 0; }

@@ -134,11 +134,13 @@ std::span<const float> EnsemblePredictor::ood_embedding(const LearnedPrepared& p
 }
 
 std::unique_ptr<Prepared> EnsemblePredictor::prepare(const PredictorSubject& s) const {
-  return prepare_learned(s, *roofline_, embedders_);
+  const Embedder* self = this;
+  return prepare_learned(s, *roofline_, std::span<const Embedder* const>(&self, 1));
 }
 
 void EnsemblePredictor::embed_into(LearnedPrepared& p) const {
   for (const Embedder* e : embedders_) e->embed_into(p);
+  if (std::isnan(p.ensemble_distance)) p.ensemble_distance = embedding_distance(ood_embedding(p));
 }
 
 PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
@@ -175,7 +177,9 @@ PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const Devic
   domain_.judge(*q.device, family, row, {}, roofline_->uncertainty(*q.device, nullptr), out);
   if (p->unknown_ops > 0)
     out.flag(OodReason::UnknownOps, std::to_string(p->unknown_ops) + " nodes have op types the learned predictors never saw");
-  const double distance = embedding_distance(ood_embedding(*p));
+  if (std::isnan(p->ensemble_distance))
+    throw internal_error("the ensemble was asked to predict on a state it did not embed");
+  const double distance = p->ensemble_distance;
   if (distance > threshold_)
     out.flag(OodReason::EmbeddingDistance, "the graph is far from every graph trained on (distance " +
                                                three_digits(distance) + "; the training graphs lie within " +

@@ -100,6 +100,10 @@ CorrectionHead::CorrectionHead(const WeightsFile& f, std::size_t embedding)
   require_columns(w1_->m, embedding_ + features_);
   b2_ = weight_values(f, "head.b2", 1);
   w2_ = std::make_unique<nn::OwnedMatrix>(f, "head.w2", 1, std::int64_t(b1_.size()));
+  // The head runs once per device row: widening its quantized rows on every call was a twentieth of an
+  // ensemble's sweep. Its matrices are small (hidden x (embedding + features)), so fp32 copies they become.
+  w1_->widen_to_f32();
+  w2_->widen_to_f32();
 }
 
 double CorrectionHead::operator()(const nn::Tensor2& e, std::span<const float> row, nn::Path path,

@@ -174,6 +174,16 @@ Tensor2 gather_rows(const Tensor2& values, std::span<const std::int32_t> indices
   return out;
 }
 
+void OwnedMatrix::widen_to_f32() {
+  if (m.storage() == Storage::F32) return;
+  std::vector<float> wide(m.rows() * m.cols());
+  for (std::size_t r = 0; r < m.rows(); ++r) m.row_to_f32(r, std::span<float>(wide).subspan(r * m.cols(), m.cols()));
+  f32 = std::move(wide);
+  m = Matrix::f32(f32, m.rows(), m.cols(), m.name());
+  std::vector<std::uint16_t>().swap(f16);
+  std::vector<quant::BlockQ8_0>().swap(q8);
+}
+
 OwnedMatrix::OwnedMatrix(const WeightsFile& file, std::string_view name, std::int64_t rows, std::int64_t cols) {
   const Matrix view = weight_matrix(file, name, rows, cols);
   switch (view.storage()) {

@@ -77,7 +77,8 @@ Precision usable_precision(const Device& d, Precision want) {
 }  // namespace
 
 PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Predictor& predictor,
-                      const RooflineConstants& constants, const CarbonTable& carbon, const PredictOptions& opt) {
+                      const RooflineConstants& constants, const CarbonTable& carbon, const PredictOptions& opt,
+                      PredictCache* cache) {
   PredictResult res;
   if (opt.batches.empty()) throw option_error("no batch size given");
   if (opt.batches.size() > kMaxBatchSizes)
@@ -137,7 +138,9 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
     AnalyzeOptions ao;
     ao.dims = opt.dims;
     if (!res.batch_symbol.empty()) ao.dims.values[res.batch_symbol] = batch;
-    Analysis a = analyze(model, ao);
+    const std::shared_ptr<const Analysis> held =
+        cache ? cache->analysis(model, ao.dims) : std::make_shared<const Analysis>(analyze(model, ao));
+    const Analysis& a = *held;
     if (batch == batches.front()) {
       const auto& unknown = a.shapes.unknown_ops;
       const auto& warns = a.shapes.warnings;
@@ -166,6 +169,7 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
     // Memory likewise depends on the precision and runtime, not on the device.
     std::map<std::pair<std::string, Precision>, MemoryBreakdown> memories;
     auto memory_for = [&](const std::string& runtime, Precision p) -> const MemoryBreakdown& {
+      if (cache) return cache->memory(a, p, opt.mode, opt.optimizer, constants.runtime(runtime));
       auto key = std::make_pair(runtime, p);
       auto it = memories.find(key);
       if (it == memories.end())

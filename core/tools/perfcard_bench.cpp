@@ -22,6 +22,7 @@
 #include "perfcard/embedded.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/predict.h"
+#include "perfcard/predict_cache.h"
 #include "perfcard/native_networks.h"
 #include "perfcard/predictor_registry.h"
 #include "perfcard/weights_file.h"
@@ -137,13 +138,25 @@ int main(int argc, char** argv) {
         rows = res.rows.size();
         chars = doc.size();
       }
+      // As the page re-predicts an open model: its analyses kept between calls (predict_cache.h); the
+      // first call fills the cache and is left out.
+      PredictCache cache(m);
+      std::vector<double> cached_ms;
+      for (int r = 0; r <= reps; ++r) {
+        double a = now_ms();
+        predict(m, catalog, predictor, constants, carbon, po, &cache);
+        if (r > 0) cached_ms.push_back(now_ms() - a);
+      }
       std::sort(predict_ms.begin(), predict_ms.end());
       std::sort(json_ms.begin(), json_ms.end());
       std::sort(predict_cpu_ms.begin(), predict_cpu_ms.end());
+      std::sort(cached_ms.begin(), cached_ms.end());
       std::printf("{\"model\":\"%s\",\"predictor\":\"%s\",\"sweep_rows\":%zu,\"predict_ms\":%.3f,\"predict_best_ms\":%.3f,"
-                  "\"predict_cpu_ms\":%.3f,\"json_ms\":%.3f,\"json_chars\":%zu}\n",
+                  "\"predict_cpu_ms\":%.3f,\"predict_cached_ms\":%.3f,\"predict_cached_best_ms\":%.3f,"
+                  "\"json_ms\":%.3f,\"json_chars\":%zu}\n",
                   path.c_str(), predictor_name.c_str(), rows, predict_ms[predict_ms.size() / 2], predict_ms.front(),
-                  predict_cpu_ms[predict_cpu_ms.size() / 2], json_ms[json_ms.size() / 2], chars);
+                  predict_cpu_ms[predict_cpu_ms.size() / 2], cached_ms[cached_ms.size() / 2], cached_ms.front(),
+                  json_ms[json_ms.size() / 2], chars);
     }
   } catch (const std::exception& e) {
     std::cerr << "perfcard_bench: " << e.what() << "\n";

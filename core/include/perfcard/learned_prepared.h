@@ -5,6 +5,7 @@
 // member embeds twice.
 #pragma once
 
+#include <limits>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,9 @@ class LearnedPrepared : public FeaturePrepared {
   nn::Tensor2 graph_embedding;     // the GNN's; empty until it embedded this subject
   nn::Tensor2 sequence_embedding;  // the transformer's; likewise
   std::size_t unknown_ops = 0;
+  // The ensemble's distance of the model's embedding from the training models' (the same for every device
+  // and MIG slice, so measured once with the embeddings); NaN until the ensemble embedded this subject.
+  double ensemble_distance = std::numeric_limits<double>::quiet_NaN();
 };
 
 // A learned predictor that reads the model itself, not only the feature row.

@@ -115,6 +115,10 @@ struct OwnedMatrix {
   OwnedMatrix(const WeightsFile& file, std::string_view name, std::int64_t rows = -1, std::int64_t cols = -1);
   OwnedMatrix(const OwnedMatrix&) = delete;
   OwnedMatrix& operator=(const OwnedMatrix&) = delete;
+  // Keeps the matrix as fp32 from now on (exact, as Matrix::row_to_f32): for a small matrix multiplied by
+  // one row at a time, many times, where widening its f16 / q8_0 rows on every call would cost more than
+  // the product.
+  void widen_to_f32();
 };
 
 enum class Path : std::uint8_t {

@@ -10,6 +10,7 @@
 #include "perfcard/device.h"
 #include "perfcard/json.h"
 #include "perfcard/memory_model.h"
+#include "perfcard/predict_cache.h"
 #include "perfcard/predictor.h"
 #include "perfcard/roofline.h"
 
@@ -93,8 +94,10 @@ struct PredictResult {
   std::vector<std::string> warnings;
 };
 
+// `cache`: analyses and memory estimates kept from earlier calls on this model (predict_cache.h), or none.
 PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Predictor& predictor,
-                      const RooflineConstants& constants, const CarbonTable& carbon, const PredictOptions& options);
+                      const RooflineConstants& constants, const CarbonTable& carbon, const PredictOptions& options,
+                      PredictCache* cache = nullptr);
 
 inline constexpr int kPredictSchemaVersion = 2;
 // The document (docs/predict-json.md) as text, as nlohmann::json's dump(indent) would print it, written
