@@ -9,16 +9,17 @@
 namespace perfcard {
 
 const FamilyConstants& RooflineConstants::family_of(const Device& d, std::string* name) const {
-  // Longest arch prefix wins ("Ada" vs "Ampere" never collide; "cpu" catches every CPU).
-  std::string best;
-  for (const auto& [arch, fam] : arch_family) {
-    bool match = d.arch.rfind(arch, 0) == 0 || d.id.rfind(arch, 0) == 0 || (arch == d.kind);
-    if (match && arch.size() > best.size()) best = arch;
+  // Longest arch prefix wins ("Ada" vs "Ampere" never collide; "cpu" catches every CPU). Asked several times
+  // per predicted row (the roofline, the learned predictors, auto): no string is copied on the way.
+  const std::pair<const std::string, std::string>* best = nullptr;
+  for (const auto& entry : arch_family) {
+    const std::string& arch = entry.first;
+    if (best && arch.size() <= best->first.size()) continue;
+    if (d.arch.starts_with(arch) || d.id.starts_with(arch) || arch == d.kind) best = &entry;
   }
-  if (best.empty()) throw data_error("roofline constants have no family for device '" + d.id + "' (arch '" + d.arch + "')");
-  const std::string& fam = arch_family.at(best);
-  if (name) *name = fam;
-  return families.at(fam);
+  if (!best) throw data_error("roofline constants have no family for device '" + d.id + "' (arch '" + d.arch + "')");
+  if (name) *name = best->second;
+  return families.at(best->second);
 }
 
 const RuntimeConstants& RooflineConstants::runtime(std::string_view n) const {
