@@ -180,13 +180,14 @@ export interface OpenOptions {
   onProgress?: (loaded: number, total: number) => void;
 }
 
-/** A model parsed once; analyze() and predict() reuse its graph IR. */
+/** A model parsed once; analyze() and predict() reuse its graph IR, and predict() keeps the analyses of the
+ *  last few bound dims (batch, sequence, ...) for the next call (a sweep's 8 batches are analyzed once). */
 export interface OpenModel {
   readonly fileBytes: number;
   readonly closed: boolean;
   analyze(options?: AnalyzeOptions): Analysis;
   predict(options?: PredictOptions): Prediction;
-  /** Frees the model's wasm memory; idempotent. */
+  /** Frees the model's wasm memory, its kept analyses included; idempotent. */
   close(): void;
 }
 

@@ -387,7 +387,7 @@ class OpenModel {
     return this.#card._call('modelPredict', this.#handle, optionsJson(options));
   }
 
-  /** Frees the graph IR in wasm memory. Idempotent. */
+  /** Frees the graph IR and the analyses kept with it in wasm memory. Idempotent. */
   close() {
     if (this.#handle !== 0 && !this.#card.broken) this.#card._closeModel(this.#handle);
     this.#handle = 0;
