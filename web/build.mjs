@@ -49,7 +49,7 @@ function minified(text, file) {
   if (r.status !== 0) fail(`esbuild could not minify ${file}: ${r.stderr || r.error?.message}`);
   return r.stdout;
 }
-const minifiable = (f) => /\.(js|css)$/.test(f) && !f.endsWith('.d.ts');
+const minifiable = (f) => /\.(js|css)$/.test(f);
 
 // The page and the widget.
 const webDir = join(root, 'web');
