@@ -3,6 +3,8 @@
 #   stage A/B  kernels (NeuSight) and max achievable matmul (stas00)  -> scripts/calibration/calibrate_roofline.py
 #   stage C    whole models (timm eager)                              -> scripts/calibration/calibrate_models.py
 #   stage G    eager's CUDA context and workspace (our GPU rows)     -> scripts/calibration/calibrate_eager_gpu.py
+#   stage H    CUDA graphs' issue time per kernel and per step (our   -> scripts/calibration/calibrate_cuda_graphs.py
+#              torch.compile reduce-overhead rows)
 #   stage D    power exponent (ML.ENERGY vLLM decoding)               -> scripts/calibration/calibrate_power.py
 #   stage E    CPU family for onnxruntime (our data/measured rows)     -> scripts/calibration/calibrate_cpu.py
 #   stage M    onnxruntime memory (peak RSS of our rows)               -> scripts/calibration/calibrate_ort_memory.py
@@ -19,6 +21,7 @@ bash scripts/build.sh --native-only >/dev/null
 /usr/bin/python3 -m scripts.calibration.calibrate_roofline "$@"
 /usr/bin/python3 -m scripts.calibration.calibrate_models
 /usr/bin/python3 -m scripts.calibration.calibrate_eager_gpu --write
+/usr/bin/python3 -m scripts.calibration.calibrate_cuda_graphs --write --update-doc >/dev/null
 /usr/bin/python3 -m scripts.zoo.transformers --only "$(/usr/bin/python3 -m scripts.zoo.transformers --mlenergy-ids)" >/dev/null
 /usr/bin/python3 -m scripts.calibration.calibrate_power
 /usr/bin/python3 -m scripts.calibration.calibrate_cpu

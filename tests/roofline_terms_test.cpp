@@ -179,12 +179,13 @@ namespace {
 
 // An eager-like GPU runtime: every kernel costs the host `dispatch_us` to issue and the device at least
 // `launch_us`, so that small kernels are host-bound.
-perfcard::RooflineConstants eager(double dispatch_us, double launch_us) {
+// `graph`: the runtime's extra keys (serial_issue, step_us), as a CUDA-graph replay has them.
+perfcard::RooflineConstants eager(double dispatch_us, double launch_us, const std::string& graph = "") {
   std::string fam = R"({"gemm_eff_tensor": 1, "gemm_eff_fp32": 1, "conv_eff_tensor": 1, "conv_eff_fp32": 1,
       "vector_eff": 1, "mem_eff": 1, "k_half": 0, "tile": 0, "launch_us": )" + std::to_string(launch_us) + "}";
   return perfcard::RooflineConstants::parse(R"({"format_version": "1.0", "version": "t", "arch_family": {"Ada": "ada"},
     "families": {"ada": )" + fam + R"(}, "runtimes": {"eager": {"kind": "gpu", "dispatch_us": )" +
-                                            std::to_string(dispatch_us) +
+                                            std::to_string(dispatch_us) + graph +
                                             R"(, "context_mb": 0, "workspace_mb": 0, "allocator_overhead": 0}}})");
 }
 
@@ -279,4 +280,25 @@ TEST_CASE("a Loop of n iterations times like n copies of its body, host-bound or
     CHECK(latency_of(looped(7), c) == Approx(latency_of(chain(7), c)));
     CHECK(latency_of(looped(0), c) == Approx(0).margin(1e-12));
   }
+}
+
+TEST_CASE("serial issue (graph replay): each kernel's issue time adds to its run time, and the step's once") {
+  ModelBuilder b;  // 8 Relus of 16 MiB each: device time per kernel 32 us at 1000 GB/s, far above the issue time
+  b.input("x", 1, {std::int64_t(2048), std::int64_t(2048)});
+  std::string prev = "x";
+  for (int i = 0; i < 8; ++i) {
+    std::string next = "y" + std::to_string(i);
+    b.node("Relu", {prev}, {next});
+    prev = next;
+  }
+  b.output(prev);
+  const auto bytes = b.bytes();
+  const double device_ms = latency_of(bytes, eager(0, 0));
+  // Overlapped (eager): 5 us issues hide behind 32 us kernels; only the first one shows.
+  CHECK(latency_of(bytes, eager(5, 0)) == Approx(device_ms + 0.005));
+  // Serial: all eight show, and step_us once.
+  CHECK(latency_of(bytes, eager(5, 0, R"(, "serial_issue": true)")) == Approx(device_ms + 8 * 0.005));
+  CHECK(latency_of(bytes, eager(5, 0, R"(, "serial_issue": true, "step_us": 100)")) ==
+        Approx(device_ms + 8 * 0.005 + 0.1));
+  CHECK_THROWS_WITH(eager(5, 0, R"(, "step_us": -1)"), Catch::Contains("step_us") && Catch::Contains(">= 0"));
 }

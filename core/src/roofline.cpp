@@ -382,7 +382,7 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     // The host issues kernels one after another; a kernel starts when issued and the device is free.
     // n runs in a row: the device finishes at the latest of its own queue, the first issue, or the last
     // issue, each followed by the runs still to do (the closed form of n single steps).
-    if (cpu_runtime) {
+    if (cpu_runtime || rt.serial_issue) {
       cpu_t += n * dispatch_ms;
       gpu_t += n * (dispatch_ms + one_ms);
     } else if (n > 0) {
@@ -411,7 +411,7 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     }
   }
   r.dispatch_ms = cpu_t;
-  r.latency_ms = gpu_t;
+  r.latency_ms = gpu_t + (plan.kernels.empty() ? 0 : rt.step_us / 1e3);
   r.intensity = r.gpu_busy_ms > 0 ? weighted_intensity / r.gpu_busy_ms : 0;
   return r;
 }

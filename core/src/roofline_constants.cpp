@@ -58,6 +58,8 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
     rc.name = name;
     rc.kind = r.string_or("kind", "gpu");
     rc.dispatch_us = num(r, "dispatch_us", w);
+    rc.serial_issue = r.bool_or("serial_issue", false);
+    rc.step_us = r.contains("step_us") ? num(r, "step_us", w) : 0.0;
     rc.fuse_elementwise = r.bool_or("fuse_elementwise", false);
     rc.fuse_bias = r.bool_or("fuse_bias", true);
     rc.fuse_decomposed = r.bool_or("fuse_decomposed", false);

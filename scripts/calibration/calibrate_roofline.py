@@ -75,13 +75,15 @@ RUNTIMES = {
 # make_graphed_callables; what torch.compile's "reduce-overhead" mode adds to its own fusion): eager's
 # kernels, memory and libraries, but no host dispatch per op. What remains per kernel is the GPU front end
 # issuing the next node, about a microsecond (order of magnitude from NVIDIA's "Getting Started with CUDA
-# Graphs", developer.nvidia.com/blog/cuda-graphs/). Not fitted: no public whole-model graph-replay
-# measurements are in our data, and the learned predictors never trained on this runtime.
+# Graphs", developer.nvidia.com/blog/cuda-graphs/). The estimate only: stage H (calibrate_cuda_graphs.py)
+# fits it on our torch.compile reduce-overhead rows, where graph replay starts each node after its
+# predecessor (serial_issue) and the wrapper costs once per step (step_us). The learned predictors never
+# trained on this runtime.
 RUNTIMES["pytorch-cuda-graphs"] = {
     **RUNTIMES["pytorch-eager"], "dispatch_us": 1.0,
     "source": "eager's kernels replayed from a CUDA graph: eager's memory figures (the graph's private pool holds "
               "the same activations); ~1 us per kernel for the GPU to issue the next graph node, an estimate "
-              "(NVIDIA CUDA Graphs blog), not fitted on measurements"}
+              "(NVIDIA CUDA Graphs blog) until stage H fits it"}
 
 
 def require_public():

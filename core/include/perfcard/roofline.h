@@ -41,6 +41,10 @@ struct RuntimeConstants {
   std::string name;             // "pytorch-eager", "onnxruntime", "onnxruntime-web", "tensorrt"
   std::string kind;             // "gpu" or "cpu": the device kind it runs on
   double dispatch_us = 0;       // host time to issue one kernel (eager: the dispatcher)
+  // Graph replay (CUDA graphs): the device starts a node only after its predecessor finished, so each
+  // kernel's issue time (dispatch_us) adds to its run time instead of hiding behind the previous kernel's.
+  bool serial_issue = false;
+  double step_us = 0;           // once per step: the wrapper's own cost (torch.compile's guards, graph launch)
   bool fuse_elementwise = false;  // pointwise chains and activations join their producer kernel
   bool fuse_bias = true;          // MatMul + bias Add is one kernel (linear/addmm)
   // Exporters decompose modules that eager runs as one kernel (LayerNorm, GELU at opset < 17); the
