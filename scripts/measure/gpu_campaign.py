@@ -31,9 +31,9 @@ call, given the committed CSV in --out (`cp data/measured/gpu_* $OUT/` first), r
 Order (--phase): `first` is eager fp16 at batch 1 and 16 for the smallest model of every family, with
 all three memory protocols at batch 1, then the other models; `compile` is torch.compile (default and
 reduce-overhead) for a handful, then reduce-overhead (CUDA graphs) alone for every model, every family's
-smallest first; `sweep` is fp16's batches 1, 2, 4, ... up to memory for every model,
-then bf16/tf32/fp32 at batch 1 and 16, then their batch curves (a batch larger than one that ran out of
-memory is skipped with a line, not tried).
+smallest first; `sweep` is, for every family's smallest model, fp16's batches 1, 2, 4, ... up to
+memory, then bf16/tf32/fp32 at batch 1 and 16, then their batch curves; then the same for every other model
+(a batch larger than one that ran out of memory is skipped with a line, not tried).
 """
 from __future__ import annotations
 
@@ -161,20 +161,23 @@ def plan(entries, phase="first", batches_first=(1, 16)):
                         out.append(Config(model=e["id"], family=e["family"], set=e["set"], runtime=rt, batch=b,
                                           sequence=seq, past_sequence=past))
     elif phase == "sweep":
-        # Stages, each over every model before the next: a short command still spreads over the families.
-        # The default precision's batch curve first (what the predictors learn throughput from), then the
-        # other precisions at the first phase's batches, then their curves.
-        seen = set()
-        for prec_set, batches in SWEEP_STAGES:
-            for e in turns:
-                for seq, past in steps_of(e):
-                    for prec in prec_set:
-                        for b in batches:
-                            c = Config(model=e["id"], family=e["family"], set=e["set"], precision=prec, batch=b,
-                                       sequence=seq, past_sequence=past)
-                            if c.key() not in seen:
-                                seen.add(c.key())
-                                out.append(c)
+        # Two tiers, every family's smallest model, then the other models; in each, stages over every model
+        # of the tier before the next stage, so a short command still spreads over the families: the default
+        # precision's batch curve (what the predictors learn throughput from), the other precisions at the
+        # first phase's batches, then their curves. Tiers, because the variants' fp16 curves alone are
+        # thousands of configurations: every precision of every family must not wait for all of them.
+        seen, tiers = set(), (turns[:len(by_family)], turns[len(by_family):])
+        for tier in tiers:
+            for prec_set, batches in SWEEP_STAGES:
+                for e in tier:
+                    for seq, past in steps_of(e):
+                        for prec in prec_set:
+                            for b in batches:
+                                c = Config(model=e["id"], family=e["family"], set=e["set"], precision=prec,
+                                           batch=b, sequence=seq, past_sequence=past)
+                                if c.key() not in seen:
+                                    seen.add(c.key())
+                                    out.append(c)
     else:
         raise SystemExit(f"unknown phase {phase!r} (first, compile, sweep)")
     return out

@@ -73,14 +73,24 @@ class Plan(unittest.TestCase):
         with self.assertRaises(SystemExit):
             gc.plan(self.entries, "nonsense")
 
-    def test_the_sweep_spans_every_model_at_fp16_before_another_precision(self):
+    def test_the_sweep_gives_every_family_every_precision_before_the_variants(self):
         configs = gc.plan(self.entries, "sweep")
-        first_other = next(i for i, c in enumerate(configs) if c.precision != "fp16")
-        fp16 = configs[:first_other]
-        self.assertEqual({c.model for c in fp16}, {c.model for c in configs})
-        self.assertEqual({c.batch for c in fp16}, set(gc.SWEEP_BATCHES))
+        families = {(e["set"], e["family"]) for e in self.entries}
+        fam_of = {e["id"]: (e["set"], e["family"]) for e in self.entries}
+        models = list(dict.fromkeys(c.model for c in configs))
+        smallest = models[:len(families)]
+        self.assertEqual({fam_of[m] for m in smallest}, families)  # the first tier: one model per family
+        tier = len([c for c in configs if c.model in smallest])
+        self.assertTrue(all(c.model in smallest for c in configs[:tier]))  # ... measured whole before the rest
+        head = configs[:tier]
+        first_other = next(i for i, c in enumerate(head) if c.precision != "fp16")
+        self.assertEqual({c.model for c in head[:first_other]}, set(smallest))  # fp16's curve of each first
+        self.assertEqual({c.batch for c in head[:first_other]}, set(gc.SWEEP_BATCHES))
+        self.assertFalse([c for c in head[first_other:] if c.precision == "fp16"])
+        self.assertEqual({c.precision for c in head}, set(gc.PRECISIONS))
+        self.assertEqual({c.model for c in configs}, set(models))
+        self.assertGreater(len(models), len(smallest))
         self.assertEqual(len({c.key() for c in configs}), len(configs))
-        self.assertFalse([c for c in configs[first_other:] if c.precision == "fp16"])
 
 
 class Idle(unittest.TestCase):
