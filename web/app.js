@@ -417,7 +417,7 @@ function renderTable() {
     result.replay ? '; CUDA graphs: the same kernels replayed from a CUDA graph.' : '.');
   $('#table-about').replaceChildren('Latency ± the predictor\'s held-out error for that device family, or the ensemble\'s 80% band (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
     '). Host-bound: the device computes less than half of the latency (its busy time is the kernel floor) and waits on the host issuing kernels the rest.',
-    result.replay ? ` CUDA graphs: runtime ${REPLAY_RUNTIME} (CUDA graphs, torch.compile's reduce-overhead), predicted by the roofline with its issue time per kernel and per step fitted on our H200's reduce-overhead rows (32% held out by family; Inductor's fusion not modelled).` : '',
+    result.replay ? ` CUDA graphs: runtime ${REPLAY_RUNTIME} (CUDA graphs, torch.compile's reduce-overhead), predicted by the roofline with its issue time per kernel and per step fitted on our H200's reduce-overhead rows (its held-out error on the accuracy page; Inductor's fusion not modelled).` : '',
     result.here ? ` This device: ${HERE_RUNTIME} (wasm, 1 thread) on the rates measured here, predicted by ${result.here.predictions[0]?.predictor.name ?? 'the roofline'}: the roofline's browser family, fitted on our onnxruntime-web measurements, and a learned correction only where one beat it on a machine it never trained on (see the accuracy page).` : '',
     ' * = the device lacks the requested precision.');
   tbody.replaceChildren(...sortedRows().map((r) => {
