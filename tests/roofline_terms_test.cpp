@@ -279,6 +279,10 @@ TEST_CASE("a Loop of n iterations times like n copies of its body, host-bound or
     auto c = eager(dispatch_us, 2);
     CHECK(latency_of(looped(7), c) == Approx(latency_of(chain(7), c)));
     CHECK(latency_of(looped(0), c) == Approx(0).margin(1e-12));
+    // Graph replay: the body's kernel issued 7 times in a row costs what 7 copies do, the step once.
+    auto g = eager(dispatch_us, 2, R"(, "serial_issue": true, "step_us": 50)");
+    CHECK(latency_of(looped(7), g) == Approx(latency_of(chain(7), g)));
+    CHECK(latency_of(chain(7), g) == Approx(latency_of(chain(7), eager(0, 2)) + 7 * dispatch_us / 1e3 + 0.05));
   }
 }
 

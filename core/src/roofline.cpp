@@ -412,6 +412,9 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
   }
   r.dispatch_ms = cpu_t;
   r.latency_ms = gpu_t + (plan.kernels.empty() ? 0 : rt.step_us / 1e3);
+  if (rt.serial_issue && r.busy_ms_by_phase[std::size_t(KernelPhase::Forward)] < r.gpu_busy_ms)
+    r.warnings.push_back("runtime '" + rt.name + "': its issue times were fitted on no_grad inference only; a training "
+                         "step's backward and update kernels are assumed to replay the same way");
   r.intensity = r.gpu_busy_ms > 0 ? weighted_intensity / r.gpu_busy_ms : 0;
   return r;
 }

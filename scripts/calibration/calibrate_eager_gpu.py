@@ -174,9 +174,10 @@ def main(argv=None):
     launch_to = gpu_families() if a.write_features and "launch_us" in fitted else []
     if launch_to:
         doc = with_constants(doc, launch_to, launch_us=fitted["launch_us"])
-    for rt in MEMORY_RUNTIMES:
-        doc["runtimes"][rt]["source"] = doc["runtimes"][rt]["source"].split(" | stage G:")[0] + (
-            " | stage G: context_mb and workspace_mb fitted on our own GPU rows (scripts/calibration/calibrate_eager_gpu.py)")
+    stage_g = "stage G: context_mb and workspace_mb fitted on our own GPU rows (scripts/calibration/calibrate_eager_gpu.py)"
+    for rt in MEMORY_RUNTIMES:  # its own part replaced, another stage's (stage H's) kept
+        parts = [p for p in doc["runtimes"][rt]["source"].split(" | ") if not p.startswith("stage G:")]
+        doc["runtimes"][rt]["source"] = " | ".join(parts[:1] + [stage_g] + parts[1:])
     prov = json.loads(doc["provenance"])
     prov["stage_g"] = {
         "script": "scripts/calibration/calibrate_eager_gpu.py",

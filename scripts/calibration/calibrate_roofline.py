@@ -82,8 +82,8 @@ RUNTIMES = {
 RUNTIMES["pytorch-cuda-graphs"] = {
     **RUNTIMES["pytorch-eager"], "dispatch_us": 1.0,
     "source": "eager's kernels replayed from a CUDA graph: eager's memory figures (the graph's private pool holds "
-              "the same activations); ~1 us per kernel for the GPU to issue the next graph node, an estimate "
-              "(NVIDIA CUDA Graphs blog) until stage H fits it"}
+              "the same activations); issue time per kernel: stage A's estimate ~1 us (NVIDIA CUDA Graphs blog), "
+              "replaced where stage H fitted it"}
 
 
 def require_public():

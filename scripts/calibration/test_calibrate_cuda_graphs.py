@@ -1,5 +1,7 @@
 """Stage H: the CUDA-graphs runtime's two constants, fitted and held out by family."""
+import json
 import unittest
+from unittest import mock
 
 import numpy as np
 
@@ -40,6 +42,44 @@ class Constants(unittest.TestCase):
     def test_with_graph_constants_sets_serial_issue(self):
         rt = h.with_graph_constants(self.BASE, 2.0, 3.0)["runtimes"][h.RUNTIME]
         self.assertEqual((rt["dispatch_us"], rt["step_us"], rt["serial_issue"]), (2.0, 3.0, True))
+
+
+class Write(unittest.TestCase):
+    def doc(self):
+        return {"provenance": json.dumps({"stage_g": {}}),
+                "runtimes": {h.RUNTIME: {"dispatch_us": 1.0, "source": "stage A | stage G: x | stage H: old"}},
+                "host_bound_accuracy": {"pytorch-eager": {"mape": 0.43, "rows": 10, "source": "e"},
+                                        h.RUNTIME: {"mape": 0.9, "rows": 3, "source": "old"}}}
+
+    def report(self, host_bound):
+        rows = [{"device_id": "h200", "family": f} for f in ("a", "b", "c")]
+        meas = np.array([1.0, 2.0, 3.0])
+        return {"rows": rows, "measured": meas, "held_out": meas * 1.3, "dispatch_us": 2.5, "step_us": 150.0,
+                "host_bound": host_bound}
+
+    def written(self, host_bound):
+        with mock.patch.object(h, "write_constants") as w:
+            h.write(self.doc(), self.report(host_bound))
+        return w.call_args[0][0]
+
+    def test_the_runtime_its_uncertainty_as_a_fraction_and_provenance(self):
+        doc = self.written({"rows": 2, "mape": 30.4, "median": 25.0, "signed": 1.0})
+        rt = doc["runtimes"][h.RUNTIME]
+        self.assertEqual((rt["serial_issue"], rt["dispatch_us"], rt["step_us"]), (True, 2.5, 150.0))
+        self.assertEqual(rt["source"].count("stage H:"), 1)
+        self.assertIn("stage G: x", rt["source"])
+        hb = doc["host_bound_accuracy"]
+        self.assertEqual(hb[h.RUNTIME]["mape"], 0.304)  # a fraction, as eager's and widen_for_host's
+        self.assertEqual(hb["pytorch-eager"]["mape"], 0.43)  # another runtime's entry kept
+        prov = json.loads(doc["provenance"])
+        self.assertEqual(prov["stage_h"]["rows"], 3)
+        self.assertAlmostEqual(prov["stage_h"]["held_out_mape"], 30.0)
+        self.assertIn("stage_g", prov)
+
+    def test_no_host_bound_rows_leaves_no_stale_entry(self):
+        hb = self.written(None)["host_bound_accuracy"]
+        self.assertNotIn(h.RUNTIME, hb)
+        self.assertIn("pytorch-eager", hb)
 
 
 if __name__ == "__main__":

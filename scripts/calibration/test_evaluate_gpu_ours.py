@@ -108,7 +108,11 @@ class Runtimes(unittest.TestCase):
         self.assertEqual(ego.compile_lines(rows[:1]), [])
         graphs = ego.compile_lines(rows, {("d", "m", "fp16", 16, 0, 0): 0.75})
         self.assertIn("| d | m | fp16 | 16 | not yet measured |  | 0.500 | 0.750 |", "\n".join(graphs))
-        self.assertIn("against reduce-overhead (fitted on them): 1 rows, MAPE 50%, median signed +50%", "\n".join(graphs))
+        self.assertIn("against reduce-overhead: 1 rows, MAPE 50%, median signed +50%", "\n".join(graphs))
+        self.assertIn("never fitted on them", "\n".join(graphs))
+        fitted = "\n".join(ego.compile_lines(rows, {("d", "m", "fp16", 16, 0, 0): 0.75}, fitted=True))
+        self.assertIn("against reduce-overhead (fitted on them): 1 rows", fitted)
+        self.assertIn("stage H fitted on these rows", fitted)
 
 
 class FailureKinds(unittest.TestCase):

@@ -56,8 +56,8 @@ PRECISIONS = ("fp16", "bf16", "tf32", "fp32")
 PROTOCOLS = ("inference", "inference-grad", "training")
 # A handful of families for both torch.compile modes first: compilation takes minutes per model on a fresh
 # machine. Every other model then gets reduce-overhead alone: with the host out of the way (CUDA graphs) the
-# GPU's own per-kernel floor shows, which the graph-replayed runtimes (pytorch-cuda-graphs, kernel) lack a fit
-# of (9 rows so far, docs/accuracy.md); that fit needs many families more than the default mode's rows.
+# GPU's own per-kernel cost shows: stage H (scripts/calibration/calibrate_cuda_graphs.py) fits the
+# pytorch-cuda-graphs runtime on these rows, held out by family, so every family more makes that fit surer.
 SWEEP_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 SWEEP_STAGES = ((("fp16",), SWEEP_BATCHES), (("bf16", "tf32", "fp32"), (1, 16)),
                 (("bf16", "tf32", "fp32"), SWEEP_BATCHES))

@@ -40,7 +40,7 @@ struct FamilyConstants {
 struct RuntimeConstants {
   std::string name;             // "pytorch-eager", "onnxruntime", "onnxruntime-web", "tensorrt"
   std::string kind;             // "gpu" or "cpu": the device kind it runs on
-  double dispatch_us = 0;       // host time to issue one kernel (eager: the dispatcher)
+  double dispatch_us = 0;       // time to issue one kernel: eager's host dispatcher; graph replay's node gap
   // Graph replay (CUDA graphs): the device starts a node only after its predecessor finished, so each
   // kernel's issue time (dispatch_us) adds to its run time instead of hiding behind the previous kernel's.
   bool serial_issue = false;
@@ -86,9 +86,10 @@ struct RooflineConstants {
   // A training step's held-out error by family, "all" pooled over every measured training row
   // (scripts/training/evaluate_training_time.py --write); empty when none was measured.
   std::map<std::string, AccuracyNote> training_accuracy;
-  // By runtime: the held-out error of rows the roofline predicts host-bound (host_bound() below), every
-  // source weighing the same (scripts/calibration/evaluate_roofline.py). Eager's host cost per kernel differs
-  // between machines more than any GPU family's constants do, so a host-bound row carries at least this.
+  // By runtime: the held-out error of rows the roofline predicts host-bound (host_bound() below): eager's
+  // with every source weighing the same (scripts/calibration/evaluate_roofline.py), CUDA graphs' held out by
+  // family (calibrate_cuda_graphs.py). Eager's host cost per kernel differs between machines more than any
+  // GPU family's constants do, so a host-bound row carries at least this.
   std::map<std::string, AccuracyNote> host_bound_accuracy;
 
   static RooflineConstants parse(std::string_view json_text);  // rejects a wrong major version
@@ -97,8 +98,10 @@ struct RooflineConstants {
 };
 
 // A row is host-bound when its device is busy less than half of its latency: the host's dispatch sets the
-// time, and a faster device would not change it. One rule for the predict document, `perfcard eval`'s
-// answers (the evaluations read it there) and the uncertainty of host-bound rows.
+// time, and a faster device would not change it. Under a serial-issue runtime (CUDA graphs) the idle share
+// is the device's own gaps between graph nodes and the step's fixed cost, not a host's: issue-bound. One
+// rule for the predict document, `perfcard eval`'s answers (the evaluations read it there) and the
+// uncertainty of host-bound rows (per runtime: host_bound_accuracy).
 constexpr double kHostBoundBusyFraction = 0.5;
 inline bool host_bound(double busy_ms, double latency_ms) {
   return latency_ms > 0 && busy_ms < kHostBoundBusyFraction * latency_ms;
@@ -108,7 +111,7 @@ struct RooflineResult {
   double latency_ms = 0;        // one batch, end to end on the device
   double gpu_busy_ms = 0;       // sum of kernel times
   std::array<double, 3> busy_ms_by_phase{};  // of gpu_busy_ms: forward, backward, update (KernelPhase order)
-  double dispatch_ms = 0;       // sum of host dispatch
+  double dispatch_ms = 0;       // sum of issue times (dispatch_us x kernels)
   double intensity = 0;         // time-weighted fraction of the binding roofline achieved
   double compute_bound_ms = 0;  // of gpu_busy_ms: kernels whose compute time binds
   double launch_bound_ms = 0;   // of gpu_busy_ms: kernels at the launch floor (the rest bind on memory)
