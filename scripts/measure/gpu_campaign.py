@@ -23,10 +23,10 @@ reading sampled every 50 ms through a timed window of at least a second, energy 
 the latency over the batch. Each instantiated model's parameter count is checked against the manifest's:
 a different count (another torchvision or a module that is not the graph) is skipped with a line.
 
-Through the device tool (each call at most 10 minutes; files under $OUT come back):
-    python3 -m scripts.measure.gpu_campaign --max-minutes 8 --out $OUT
+Through the device tool (each call at most 10 minutes; files under $OUT come back), one prepared call:
+    bash scripts/measure/gpu_lease.sh 8.5          # the committed CSVs into $OUT, then the phases in turn
 then copy gpu_<device>_torch.csv and gpu_<device>_environment.json into data/measured/ and commit; the next
-call, given the committed CSV in --out (`cp data/measured/gpu_* $OUT/` first), resumes where it stopped.
+call, given the committed CSV in --out (gpu_lease.sh copies it), resumes where it stopped.
 
 Order (--phase): `first` is eager fp16 at batch 1 and 16 for the smallest model of every family, with
 all three memory protocols at batch 1, then the other models; `compile` is torch.compile (default and
