@@ -93,6 +93,24 @@ class Plan(unittest.TestCase):
         self.assertEqual(len({c.key() for c in configs}), len(configs))
 
 
+class Lease(unittest.TestCase):
+    def test_the_prepared_call_resumes_from_the_committed_rows_and_runs_each_phase(self):
+        import subprocess
+        from scripts import paths
+        with tempfile.TemporaryDirectory() as out:
+            env = dict(os.environ, OUT=out, PY="/usr/bin/python3", CAMPAIGN_ARGS="--device cpu --sets nasbench201")
+            p = subprocess.run(["bash", os.path.join(paths.ROOT, "scripts", "measure", "gpu_lease.sh"), "0.02",
+                                "first=0.5", "sweep=0.5"], env=env, capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("== first: 0.01 minutes", p.stdout)
+            self.assertIn("== sweep: 0.01 minutes", p.stdout)
+            committed = [f for f in os.listdir(paths.MEASURED) if f.startswith("gpu_nvidia_")]
+            self.assertTrue(committed)
+            for f in committed:  # copied, and writable: the campaign appends to its card's CSV
+                self.assertTrue(os.access(os.path.join(out, f), os.W_OK), f)
+            self.assertTrue(os.path.exists(os.path.join(out, "gpu_cpu_torch.csv")))
+
+
 class Idle(unittest.TestCase):
     def test_idle_power_is_the_median_of_samples_and_nothing_without_nvml(self):
         class Fake(gc.Nvml):
