@@ -31,8 +31,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import math
-import statistics
 import sys
 
 import numpy as np
@@ -65,14 +63,11 @@ def stage_a(base):
 
 def load_rows():
     from scripts.calibration.evaluate_gpu_ours import load
-    rows = load(runtimes=(MEASURED_RUNTIME,))[0]
-    return [r for r in rows if r["runtime"] == MEASURED_RUNTIME and r["protocol"] == "inference"]
+    return [r for r in load(runtimes=(MEASURED_RUNTIME,))[0] if r["protocol"] == "inference"]
 
 
-def decompose(rows, base):
-    """(busy ms, kernel issues) per row: the core's latency at dispatch_us 0 and PROBE_US, step_us 0."""
-    from scripts.calibration.evaluate_gpu_ours import query
-    qs = [query(r, "roofline", runtime=RUNTIME) for r in rows]
+def decompose(qs, base):
+    """(busy ms, kernel issues) per query: the core's latency at dispatch_us 0 and PROBE_US, step_us 0."""
     at0 = run_queries(qs, with_graph_constants(base, 0.0, 0.0))
     at1 = run_queries(qs, with_graph_constants(base, PROBE_US, 0.0))
     busy = np.array([x["latency_ms"] for x in at0])
@@ -100,9 +95,9 @@ def predict(busy, issues, d, s):
 
 
 def metrics(pred, meas):
-    ape = [abs(p / m - 1) for p, m in zip(pred, meas)]
-    return {"rows": len(ape), "mape": 100 * statistics.fmean(ape), "median": 100 * statistics.median(ape),
-            "signed": 100 * statistics.median(p / m - 1 for p, m in zip(pred, meas))}
+    """evaluate_gpu_ours.metrics over the pairs: (rows, MAPE %, median APE %, median signed %, Kendall's tau)."""
+    from scripts.calibration.evaluate_gpu_ours import metrics as of_pairs
+    return of_pairs(list(zip(pred, meas)))
 
 
 def held_out(rows, busy, issues, meas):
@@ -119,20 +114,20 @@ def report(rows, base):
     """Everything the section and --write need."""
     from scripts.calibration.evaluate_gpu_ours import query
     meas = np.array([r["median_ms"] for r in rows])
-    before = [x["latency_ms"] for x in run_queries([query(r, "roofline", runtime=RUNTIME) for r in rows], stage_a(base))]
-    busy, issues = decompose(rows, base)
+    qs = [query(r, "roofline", runtime=RUNTIME) for r in rows]
+    before = [x["latency_ms"] for x in run_queries(qs, stage_a(base))]
+    busy, issues = decompose(qs, base)
     d, s = fit(busy, issues, meas)
     fitted = predict(busy, issues, d, s)
     # The core must agree with the linear form it was fitted on: a change in how serial issue is timed shows here.
-    core = [x["latency_ms"] for x in run_queries([query(r, "roofline", runtime=RUNTIME) for r in rows],
-                                                  with_graph_constants(base, d, s))]
-    worst = max(abs(c / f - 1) for c, f in zip(core, fitted))
+    core = run_queries(qs, with_graph_constants(base, d, s))
+    worst = max(abs(c["latency_ms"] / f - 1) for c, f in zip(core, fitted))
     if worst > 1e-6:
         raise SystemExit(f"the core's pytorch-cuda-graphs latency is not busy + kernels x dispatch_us + step_us "
                          f"(off by {worst:.2e}): the fit's form no longer holds")
     lofo, consts = held_out(rows, busy, issues, meas)
-    # Which rows the core flags host-bound with the shipped constants (fitted on every row), scored held out.
-    host_bound = [i for i in range(len(rows)) if busy[i] < 0.5 * fitted[i]]
+    # The rows the core flags host-bound under the shipped constants (fitted on every row), scored held out.
+    host_bound = [i for i, x in enumerate(core) if x["host_bound"]]
     return {"rows": rows, "measured": meas, "before": before, "fitted": fitted, "held_out": lofo,
             "dispatch_us": d, "step_us": s, "per_family": consts,
             "host_bound": metrics(lofo[host_bound], meas[host_bound]) if host_bound else None}
@@ -150,12 +145,13 @@ def section(rep):
            "others. Before: stage A's estimate (1 us per kernel, overlapped with the kernels as an eager host's "
            "launches are; never fitted on these rows).", "",
            "| | rows | MAPE | median APE | median signed |", "|---|---:|---:|---:|---:|"]
-    for name, m in (("before (never fitted)", m_before), ("fitted on every row", m_fit), ("held out by family", m_out)):
-        out.append(f"| {name} | {m['rows']} | {m['mape']:.0f}% | {m['median']:.0f}% | {m['signed']:+.0f}% |")
+    for name, (n, mape, median, signed, _) in (("before (never fitted)", m_before), ("fitted on every row", m_fit),
+                                               ("held out by family", m_out)):
+        out.append(f"| {name} | {n} | {mape:.0f}% | {median:.0f}% | {signed:+.0f}% |")
     if rep["host_bound"]:
-        hb = rep["host_bound"]
-        out += ["", f"Rows the roofline predicts host-bound (busy under half the latency), held out: {hb['rows']}, "
-                    f"MAPE {hb['mape']:.0f}%: the uncertainty such a row shows (`host_bound_accuracy`)."]
+        n, mape = rep["host_bound"][:2]
+        out += ["", f"Rows the roofline predicts host-bound (busy under half the latency), held out: {n}, "
+                    f"MAPE {mape:.0f}%: the uncertainty such a row shows (`host_bound_accuracy`)."]
     out += ["", "| family | batch | measured ms | held-out ms | error | dispatch_us, step_us without it |",
             "|---|---:|---:|---:|---:|---|"]
     for i in sorted(range(len(rows)), key=lambda i: (rows[i]["family"], rows[i]["batch"], rows[i]["model"])):
@@ -182,8 +178,9 @@ def write(base, rep):
     hb = doc.setdefault("host_bound_accuracy", {})
     hb.pop(RUNTIME, None)
     if rep["host_bound"]:
+        n, mape = rep["host_bound"][:2]
         hb[RUNTIME] = {
-            "mape": round(rep["host_bound"]["mape"] / 100, 4), "rows": rep["host_bound"]["rows"],  # a fraction
+            "mape": round(mape / 100, 4), "rows": n,  # a fraction
             "source": "leave one family out on our reduce-overhead rows (scripts/calibration/calibrate_cuda_graphs.py)"}
     prov = json.loads(doc["provenance"])
     rows = rep["rows"]
@@ -193,7 +190,7 @@ def write(base, rep):
                   + ", ".join(sorted({r["device_id"] for r in rows})),
         "rows": len(rows), "families": sorted({r["family"] for r in rows}),
         "fitted": {"serial_issue": True, "dispatch_us": rep["dispatch_us"], "step_us": rep["step_us"]},
-        "held_out_mape": round(metrics(rep["held_out"], rep["measured"])["mape"], 1),
+        "held_out_mape": round(metrics(rep["held_out"], rep["measured"])[1], 1),
         "split": "leave one family out (the fit shipped is on every row)"}
     doc["provenance"] = json.dumps(prov, sort_keys=True)
     write_constants(doc)

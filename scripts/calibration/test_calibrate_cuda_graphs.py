@@ -63,7 +63,7 @@ class Write(unittest.TestCase):
         return w.call_args[0][0]
 
     def test_the_runtime_its_uncertainty_as_a_fraction_and_provenance(self):
-        doc = self.written({"rows": 2, "mape": 30.4, "median": 25.0, "signed": 1.0})
+        doc = self.written((2, 30.4, 25.0, 1.0, float("nan")))  # metrics(): rows, MAPE %, median, signed, tau
         rt = doc["runtimes"][h.RUNTIME]
         self.assertEqual((rt["serial_issue"], rt["dispatch_us"], rt["step_us"]), (True, 2.5, 150.0))
         self.assertEqual(rt["source"].count("stage H:"), 1)
