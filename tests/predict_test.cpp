@@ -125,6 +125,34 @@ TEST_CASE("a host-bound row carries the error measured on host-bound rows where 
                     Catch::Contains("host_bound_accuracy.pytorch-eager"));
 }
 
+TEST_CASE("a runtime with its own measured error shows it on the families it ran on, and the larger one elsewhere") {
+  auto with = [](const std::string& entry) {
+    std::string text = kConstants;
+    const std::string tail = R"("training_accuracy")";
+    text.replace(text.find(tail), tail.size(), R"("runtime_accuracy": {"graphs": )" + entry + R"(}, "training_accuracy")");
+    return perfcard::RooflineConstants::parse(text);
+  };
+  Setup s;
+  const perfcard::Device& gpu = *s.cat.find("gpu-a");  // ampere: eager's held-out error 0.25
+  const auto on = [&](const perfcard::RooflineConstants& c, std::string_view runtime) {
+    std::vector<std::string> warnings;
+    const double u = perfcard::RooflinePredictor{c}.uncertainty(gpu, runtime, &warnings);
+    CHECK(warnings.empty());
+    return u;
+  };
+  const auto measured_here = with(R"({"mape": 0.1, "rows": 29, "families": ["ampere"], "source": "test"})");
+  CHECK(measured_here.runtime_accuracy.at("graphs").families == std::vector<std::string>{"ampere"});
+  CHECK(on(measured_here, "graphs") == Approx(0.1));          // measured on this family: its own, even below eager's
+  CHECK(on(measured_here, "pytorch-eager") == Approx(0.25));  // other runtimes keep the family's
+  CHECK(on(with(R"({"mape": 0.1, "rows": 29, "families": ["cpu"], "source": "test"})"), "graphs") == Approx(0.25));
+  CHECK(on(with(R"({"mape": 0.4, "rows": 29, "families": ["cpu"], "source": "test"})"), "graphs") == Approx(0.4));
+  CHECK(on(with(R"({"mape": 0.4, "rows": 0, "families": ["ampere"], "source": "test"})"), "graphs") == Approx(0.25));
+  CHECK_THROWS_WITH(with(R"({"mape": 0.1, "rows": 29, "families": ["volta"]})"),
+                    Catch::Contains("runtime_accuracy.graphs.families' holds 'volta', which is no family"));
+  CHECK_THROWS_WITH(with(R"({"mape": 0.1, "rows": 29})"), Catch::Contains("runtime_accuracy.graphs.families"));
+  CHECK_THROWS_WITH(with(R"({"rows": 29, "families": []})"), Catch::Contains("runtime_accuracy.graphs"));
+}
+
 TEST_CASE("a calibrated band on a host-bound row is widened to the host's spread even where the family's error is larger") {
   std::string text = kConstants;
   const std::string tail = R"("training_accuracy")";

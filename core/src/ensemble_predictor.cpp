@@ -174,7 +174,7 @@ PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const Devic
   PredictorOutput out = domain_.correct(std::move(r), mixed - base, "the ensemble's");
   out.predictor = name();
   out.version = version_;
-  domain_.judge(*q.device, family, row, {}, roofline_->uncertainty(*q.device, nullptr), out);
+  domain_.judge(*q.device, family, row, {}, roofline_->uncertainty(*q.device, p->subject.runtime, nullptr), out);
   if (p->unknown_ops > 0)
     out.flag(OodReason::UnknownOps, std::to_string(p->unknown_ops) + " nodes have op types the learned predictors never saw");
   if (std::isnan(p->ensemble_distance))

@@ -25,7 +25,7 @@ PredictorOutput network_prediction(const RooflinePredictor& roofline, const Trai
                                         " has no embedding for");
   std::string family;
   roofline.constants().family_of(*q.device, &family);
-  domain.judge(*q.device, family, row, {}, roofline.uncertainty(*q.device, nullptr), out);
+  domain.judge(*q.device, family, row, {}, roofline.uncertainty(*q.device, p.subject.runtime, nullptr), out);
   return out;
 }
 

@@ -92,6 +92,18 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
     c.training_accuracy[fam] = AccuracyNote{num(a, "mape", "training_accuracy." + fam), rows(a), a.string_or("source", "")};
   for (const auto& [rt, a] : doc["host_bound_accuracy"].members())
     c.host_bound_accuracy[rt] = AccuracyNote{num(a, "mape", "host_bound_accuracy." + rt), rows(a), a.string_or("source", "")};
+  for (const auto& [rt, a] : doc["runtime_accuracy"].members()) {
+    auto& ra = c.runtime_accuracy[rt];
+    ra.note = AccuracyNote{num(a, "mape", "runtime_accuracy." + rt), rows(a), a.string_or("source", "")};
+    if (!a.contains("families") || !a["families"].is_array())
+      throw data_error("roofline constants: 'runtime_accuracy." + rt + ".families' is not an array of family names");
+    for (const Json& f : a["families"].items()) {
+      if (!f.is_string() || !c.families.count(f.as_string()))
+        throw data_error("roofline constants: 'runtime_accuracy." + rt + ".families' holds " +
+                         (f.is_string() ? "'" + f.as_string() + "', which is no family" : std::string("a non-string")));
+      ra.families.push_back(f.as_string());
+    }
+  }
   if (c.families.empty() || c.runtimes.empty()) throw data_error("roofline constants: no families or no runtimes");
   for (const auto& [arch, fam] : c.arch_family)
     if (!c.families.count(fam)) throw data_error("roofline constants: arch '" + arch + "' maps to unknown family '" + fam + "'");

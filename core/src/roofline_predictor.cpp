@@ -34,11 +34,19 @@ RooflineResult RooflinePredictor::time(const RooflinePrepared& p, const DeviceQu
   return roofline_latency(p.plan, *q.device, c_, o);
 }
 
-double RooflinePredictor::uncertainty(const Device& device, std::vector<std::string>* warnings) const {
+double RooflinePredictor::uncertainty(const Device& device, std::string_view runtime,
+                                      std::vector<std::string>* warnings) const {
   std::string family;
   c_.family_of(device, &family);
   auto it = c_.accuracy.find(family);
-  if (it != c_.accuracy.end() && it->second.rows > 0) return it->second.mape;
+  const bool known = it != c_.accuracy.end() && it->second.rows > 0;
+  auto rt = c_.runtime_accuracy.find(std::string(runtime));
+  if (rt != c_.runtime_accuracy.end() && rt->second.note.rows > 0) {
+    const auto& fams = rt->second.families;
+    if (std::find(fams.begin(), fams.end(), family) != fams.end() || !known) return rt->second.note.mape;
+    return std::max(rt->second.note.mape, it->second.mape);
+  }
+  if (known) return it->second.mape;
   if (warnings) warnings->push_back("no held-out accuracy is recorded for device family '" + family + "'");
   return 0;
 }
@@ -57,7 +65,7 @@ PredictorOutput RooflinePredictor::predict(const Prepared& prepared, const Devic
   out.kernels = std::move(r.kernels);
   out.warnings = std::move(r.warnings);
   out.uncertainty = prepared.subject.mode == Mode::Training ? training_uncertainty(*q.device, out.warnings)
-                                                             : uncertainty(*q.device, &out.warnings);
+                                                             : uncertainty(*q.device, prepared.subject.runtime, &out.warnings);
   return out;
 }
 

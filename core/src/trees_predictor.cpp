@@ -41,7 +41,7 @@ PredictorOutput TreesPredictor::predict(const Prepared& prepared, const DeviceQu
   out.version = version_;
   std::string family;
   roofline_->constants().family_of(*q.device, &family);
-  domain_.judge(*q.device, family, row, used_, roofline_->uncertainty(*q.device, nullptr), out);
+  domain_.judge(*q.device, family, row, used_, roofline_->uncertainty(*q.device, p->subject.runtime, nullptr), out);
   return out;
 }
 

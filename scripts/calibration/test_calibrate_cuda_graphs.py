@@ -58,7 +58,7 @@ class Write(unittest.TestCase):
                 "host_bound": host_bound}
 
     def written(self, host_bound):
-        with mock.patch.object(h, "write_constants") as w:
+        with mock.patch.object(h, "write_constants") as w, mock.patch.object(h, "device_families", return_value=["hopper"]):
             h.write(self.doc(), self.report(host_bound))
         return w.call_args[0][0]
 
@@ -71,6 +71,8 @@ class Write(unittest.TestCase):
         hb = doc["host_bound_accuracy"]
         self.assertEqual(hb[h.RUNTIME]["mape"], 0.304)  # a fraction, as eager's and widen_for_host's
         self.assertEqual(hb["pytorch-eager"]["mape"], 0.43)  # another runtime's entry kept
+        ra = doc["runtime_accuracy"][h.RUNTIME]  # every row's held-out error (30%), on the rows' families
+        self.assertEqual((ra["mape"], ra["rows"], ra["families"]), (0.3, 3, ["hopper"]))
         prov = json.loads(doc["provenance"])
         self.assertEqual(prov["stage_h"]["rows"], 3)
         self.assertAlmostEqual(prov["stage_h"]["held_out_mape"], 30.0)

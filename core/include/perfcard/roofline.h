@@ -91,6 +91,16 @@ struct RooflineConstants {
   // family (calibrate_cuda_graphs.py). Eager's host cost per kernel differs between machines more than any
   // GPU family's constants do, so a host-bound row carries at least this.
   std::map<std::string, AccuracyNote> host_bound_accuracy;
+  // By runtime, for one that `accuracy` does not measure (it is eager's on GPUs, onnxruntime's on CPUs): the
+  // held-out error of the runtime's own rows, and the device families they ran on (CUDA graphs: stage H,
+  // calibrate_cuda_graphs.py). Its rows are timed by other constants than eager's, so eager's error says
+  // little about theirs: on a family it was measured on the runtime's error is shown, on another the larger
+  // of the two.
+  struct RuntimeAccuracy {
+    AccuracyNote note;
+    std::vector<std::string> families;
+  };
+  std::map<std::string, RuntimeAccuracy> runtime_accuracy;
 
   static RooflineConstants parse(std::string_view json_text);  // rejects a wrong major version
   const FamilyConstants& family_of(const Device& d, std::string* name = nullptr) const;

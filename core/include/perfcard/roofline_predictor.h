@@ -23,8 +23,9 @@ class RooflinePredictor final : public Predictor {
   PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
 
   RooflineResult time(const RooflinePrepared& prepared, const DeviceQuery& query) const;
-  // The family's held-out relative error; 0 and a warning when none is recorded.
-  double uncertainty(const Device& device, std::vector<std::string>* warnings) const;
+  // The family's held-out relative error under `runtime` (RooflineConstants::runtime_accuracy says how a
+  // runtime with its own measured error changes it); 0 and a warning when none is recorded.
+  double uncertainty(const Device& device, std::string_view runtime, std::vector<std::string>* warnings) const;
   // A training step's: the family's measured error, else the pooled one (said in `warnings`).
   double training_uncertainty(const Device& device, std::vector<std::string>& warnings) const;
   const RooflineConstants& constants() const { return c_; }
