@@ -206,11 +206,14 @@ def member_logs(df: pd.DataFrame, members) -> np.ndarray:
 def groups(oof: pd.DataFrame) -> dict[str, np.ndarray]:
     """Row masks of the groups fitted: gpu and cpu (every row of the kind), and each device family with
     MIN_GROUP_ROWS rows of MIN_FAMILIES model families (the core uses a family's own group where there is
-    one, else its kind's)."""
+    one, else its kind's). The core looks a family's group up by name first, so a device family named as a
+    kind is (the "cpu" family: every native CPU, onnxruntime) is predicted with the group of that name: it
+    gets its own family's rows, not the kind's (which would mix in the browser family's onnxruntime-web
+    rows at the same source weight)."""
     kind = group_of(oof.runtime)
     out = {g: kind == g for g in GROUPS}
     for fam, g in oof.groupby("device_family"):
-        if fam not in out and len(g) >= MIN_GROUP_ROWS and g.family.nunique() >= MIN_FAMILIES:
+        if (fam not in out or fam in GROUPS) and len(g) >= MIN_GROUP_ROWS and g.family.nunique() >= MIN_FAMILIES:
             out[fam] = (oof.device_family == fam).to_numpy()
     return out
 

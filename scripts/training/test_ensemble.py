@@ -64,6 +64,20 @@ class FitRules(unittest.TestCase):
             ensemble.group_of(pd.Series(["onnxruntime", "tvm"]))
         self.assertEqual(str(e.exception), "runtimes ['tvm'] are not in weights/roofline.json: no kind to group their rows by")
 
+    def test_a_family_named_as_its_kind_is_fitted_on_its_own_rows(self):
+        # The core takes the "cpu" family's weights from the group named "cpu": it must not hold the browser's.
+        rows = [("onnxruntime", "cpu", f"f{i % 6}") for i in range(120)] + \
+               [("onnxruntime-web", "browser", f"f{i % 6}") for i in range(110)] + \
+               [("pytorch-eager", "hopper", f"f{i % 6}") for i in range(30)]
+        oof = pd.DataFrame(rows, columns=["runtime", "device_family", "family"])
+        got = ensemble.groups(oof)
+        self.assertEqual(sorted(got), ["browser", "cpu", "gpu"])  # hopper: too few rows for its own
+        self.assertEqual(int(got["cpu"].sum()), 120)
+        self.assertTrue((oof.device_family[got["cpu"]] == "cpu").all())
+        self.assertEqual(int(got["gpu"].sum()), 30)
+        few = oof[oof.device_family != "cpu"].tail(200).reset_index(drop=True)  # no cpu rows: the kind's group
+        self.assertEqual(int(ensemble.groups(few)["cpu"].sum()), int((few.runtime != "pytorch-eager").sum()))
+
     def test_distance_is_zero_at_a_centroid(self):
         rng = np.random.default_rng(2)
         x = np.concatenate([rng.normal(loc=c, scale=0.1, size=(50, 4)) for c in (-3, 0, 3)])
