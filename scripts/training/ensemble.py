@@ -206,10 +206,10 @@ def member_logs(df: pd.DataFrame, members) -> np.ndarray:
 def groups(oof: pd.DataFrame) -> dict[str, np.ndarray]:
     """Row masks of the groups fitted: gpu and cpu (every row of the kind), and each device family with
     MIN_GROUP_ROWS rows of MIN_FAMILIES model families (the core uses a family's own group where there is
-    one, else its kind's). The core looks a family's group up by name first, so a device family named as a
-    kind is (the "cpu" family: every native CPU, onnxruntime) is predicted with the group of that name: it
-    gets its own family's rows, not the kind's (which would mix in the browser family's onnxruntime-web
-    rows at the same source weight)."""
+    one, else its kind's). The core looks a family's group up by name first, so a device family that shares
+    a kind's name (the "cpu" family: every native CPU, onnxruntime) is predicted with that group, which
+    therefore holds the family's own rows, not the kind's (those would mix in the browser family's
+    onnxruntime-web rows at the same source weight)."""
     kind = group_of(oof.runtime)
     out = {g: kind == g for g in GROUPS}
     for fam, g in oof.groupby("device_family"):
