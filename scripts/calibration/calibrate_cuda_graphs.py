@@ -129,7 +129,7 @@ def report(rows, base):
     # The rows the core flags host-bound under the shipped constants (fitted on every row), scored held out.
     host_bound = [i for i, x in enumerate(core) if x["host_bound"]]
     return {"rows": rows, "measured": meas, "before": before, "fitted": fitted, "held_out": lofo,
-            "dispatch_us": d, "step_us": s, "per_family": consts,
+            "dispatch_us": d, "step_us": s, "per_family": consts, "device_families": device_families(rows),
             "host_bound": metrics(lofo[host_bound], meas[host_bound]) if host_bound else None}
 
 
@@ -149,7 +149,7 @@ def section(rep):
                                                ("held out by family", m_out)):
         out.append(f"| {name} | {n} | {mape:.0f}% | {median:.0f}% | {signed:+.0f}% |")
     out += ["", f"The uncertainty a row of this runtime shows (`runtime_accuracy`): the held-out MAPE, {m_out[1]:.0f}%, "
-                f"on the device families its rows ran on ({', '.join(device_families(rows))}); on another family the "
+                f"on the device families its rows ran on ({', '.join(rep['device_families'])}); on another family the "
                 "larger of that and the family's own (eager's) figure, which measures other constants."]
     if rep["host_bound"]:
         n, mape = rep["host_bound"][:2]
@@ -185,19 +185,18 @@ def write(base, rep):
     from scripts.calibration.calibrate_roofline import RUNTIMES
     parts = [p for p in rt.get("source", "").split(" | ")[1:] if not p.startswith("stage H")]
     rt["source"] = " | ".join([RUNTIMES[RUNTIME]["source"]] + parts + [stage])
+    source = "leave one family out on our reduce-overhead rows (scripts/calibration/calibrate_cuda_graphs.py)"
     hb = doc.setdefault("host_bound_accuracy", {})
     hb.pop(RUNTIME, None)
     if rep["host_bound"]:
         n, mape = rep["host_bound"][:2]
         hb[RUNTIME] = {
-            "mape": round(mape / 100, 4), "rows": n,  # a fraction
-            "source": "leave one family out on our reduce-overhead rows (scripts/calibration/calibrate_cuda_graphs.py)"}
+            "mape": round(mape / 100, 4), "rows": n, "source": source}  # a fraction
     # The runtime's own held-out error, shown in place of eager's on the device families its rows ran on
     # (RooflineConstants::runtime_accuracy).
-    n, mape = metrics(rep["held_out"], rep["measured"])[:2]
+    n, held_mape = metrics(rep["held_out"], rep["measured"])[:2]
     doc.setdefault("runtime_accuracy", {})[RUNTIME] = {
-        "mape": round(mape / 100, 4), "rows": n, "families": device_families(rep["rows"]),
-        "source": "leave one family out on our reduce-overhead rows (scripts/calibration/calibrate_cuda_graphs.py)"}
+        "mape": round(held_mape / 100, 4), "rows": n, "families": rep["device_families"], "source": source}
     prov = json.loads(doc["provenance"])
     rows = rep["rows"]
     prov["stage_h"] = {
@@ -206,7 +205,7 @@ def write(base, rep):
                   + ", ".join(sorted({r["device_id"] for r in rows})),
         "rows": len(rows), "families": sorted({r["family"] for r in rows}),
         "fitted": {"serial_issue": True, "dispatch_us": rep["dispatch_us"], "step_us": rep["step_us"]},
-        "held_out_mape": round(metrics(rep["held_out"], rep["measured"])[1], 1),
+        "held_out_mape": round(held_mape, 1),
         "split": "leave one family out (the fit shipped is on every row)"}
     doc["provenance"] = json.dumps(prov, sort_keys=True)
     write_constants(doc)

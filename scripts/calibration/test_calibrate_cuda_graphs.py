@@ -55,10 +55,10 @@ class Write(unittest.TestCase):
         rows = [{"device_id": "h200", "family": f} for f in ("a", "b", "c")]
         meas = np.array([1.0, 2.0, 3.0])
         return {"rows": rows, "measured": meas, "held_out": meas * 1.3, "dispatch_us": 2.5, "step_us": 150.0,
-                "host_bound": host_bound}
+                "host_bound": host_bound, "device_families": ["hopper"]}
 
     def written(self, host_bound):
-        with mock.patch.object(h, "write_constants") as w, mock.patch.object(h, "device_families", return_value=["hopper"]):
+        with mock.patch.object(h, "write_constants") as w:
             h.write(self.doc(), self.report(host_bound))
         return w.call_args[0][0]
 
