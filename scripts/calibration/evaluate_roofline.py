@@ -131,18 +131,24 @@ def cpu_section(constants):
 
 
 def browser_section(constants):
-    """Our onnxruntime-web rows (stage W's split), each predicted on its machine's probe ("this device")."""
+    """Our onnxruntime-web rows (stage W's split), each predicted on its machine's probe ("this device"). A
+    machine stage W's fit did not include (probed after it) is labelled as never fitted, both splits: its
+    rows of the training families are new to the fit as well."""
     if "browser" not in constants["families"]:
         return []
     entries = probe_web.device_entries()
     web, _ = cpu_rows.web_rows(entries)
     cat = probe_web.catalog_with_probes(entries)
+    fitted_machines = set(json.loads(constants.get("provenance", "{}")).get("stage_w", {}).get("machines", []))
     rows = []
     for split, label in (("test", "held-out families"), ("train", "in-sample (fitted)")):
-        part = web[web.split == split]
-        if len(part):
+        for seen in (True, False):
+            part = web[(web.split == split) & (web.machine_id.isin(fitted_machines) == seen)]
+            if not len(part):
+                continue
             part = part.assign(prec=[f"fp32, 1 thread, {e}" for e in part.env])
-            r, _ = evaluate(part, browser.queries(part), ["machine_id", "prec"], "onnxruntime-web (ours, probed)", label,
+            how = label if seen else f"machine never fitted, {'held-out' if split == 'test' else 'training'} families"
+            r, _ = evaluate(part, browser.queries(part), ["machine_id", "prec"], "onnxruntime-web (ours, probed)", how,
                             constants, devices=cat)
             rows += [dict(x, precision=x.pop("prec"), device_id=x.pop("machine_id")) for x in r]
     return rows

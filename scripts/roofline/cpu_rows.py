@@ -23,6 +23,7 @@ from scripts import paths
 from scripts.measure import machines, probe_web
 from scripts.roofline.whole_models import family_split
 from scripts.zoo import manifest as zm
+from scripts.zoo.ensure import ensure_models
 
 MEASURED = paths.MEASURED
 ZOO = paths.ZOO_OUT
@@ -44,6 +45,16 @@ def machine():
     return machines.load()[ids[0]]
 
 
+def require_graphs(models, csv_name):
+    """Writes the zoo graphs the measured rows need that this clone lacks; stops naming any that cannot be
+    written. A fit or a score on the rows that happen to have a graph would rewrite the shipped constants and
+    figures from fewer rows than the committed ones, silently (issue 11)."""
+    still = ensure_models(set(models))
+    if still:
+        raise SystemExit(f"{len(still)} models of {csv_name} have no zoo graph and their generators wrote none: "
+                         f"{', '.join(still[:8])}{' ...' if len(still) > 8 else ''} (scripts.zoo.all writes the zoo)")
+
+
 def ort_rows():
     """Drift-free rows of our onnxruntime-node campaign on the catalogued machine whose graph is in the zoo."""
     m = machine()
@@ -51,6 +62,7 @@ def ort_rows():
     counts = {"all": int(len(df))}
     df = df[(df.drift == 0) & (df.machine_id == m["machine_id"])].copy()
     counts["drift_free_this_machine"] = int(len(df))
+    require_graphs(df.model, "cpu_ort_node.csv")
     df["graph"] = df.model.map(zm.graph_path)
     df = df[df.graph.map(os.path.exists)].copy()
     counts["with_zoo_graph"] = int(len(df))
@@ -72,6 +84,7 @@ def web_rows(entries=None):
     counts["drift_free"] = int(len(df))
     df = df[[(m, e) in entries for m, e in zip(df.machine_id, df.env)]].copy()
     counts["with_probe"] = int(len(df))
+    require_graphs(df.model, "web_ort_wasm.csv")
     df["graph"] = df.model.map(zm.graph_path)
     df = df[df.graph.map(os.path.exists)].copy()
     counts["with_zoo_graph"] = int(len(df))
@@ -97,15 +110,16 @@ def ort_queries(df, runtime="onnxruntime"):
 
 
 def help_rows(sample=2000, seed=0):
-    """HELP's NB201 CPU latencies for a seeded sample of cells that have a zoo graph."""
-    files = {}
+    """HELP's NB201 CPU latencies for a seeded sample of the manifest's cells, their graphs written where this
+    clone lacks them: the sample is the same on every clone, whichever graphs happen to be on disk."""
+    entries = {}
     with open(NB201_MANIFEST) as f:
         for line in f:
             e = json.loads(line)
-            path = os.path.join(ZOO, e["file"])
-            if os.path.exists(path):
-                files[int(e["config"]["arch_index"])] = path
-    cells = set(random.Random(seed).sample(sorted(files), min(sample, len(files))))
+            entries[int(e["config"]["arch_index"])] = e
+    cells = set(random.Random(seed).sample(sorted(entries), min(sample, len(entries))))
+    files = {i: os.path.join(ZOO, entries[i]["file"]) for i in cells}
+    require_graphs([entries[i]["file"][:-len(".onnx")] for i in sorted(cells)], "HELP's NAS-Bench-201 sample")
     rows = []
     with gzip.open(HELP_CSV, "rt", newline="") as f:
         for r in csv.DictReader(f):

@@ -1,8 +1,9 @@
 """One zoo graph on disk, written by its own generator when this clone lacks it. Graphs are not committed
 (`scripts.zoo.all` writes every one in tens of minutes); an evaluation that needs a few dozen writes those.
 
-    from scripts.zoo.ensure import ensure_graph
+    from scripts.zoo.ensure import ensure_graph, ensure_models
     path = ensure_graph(entry)        # entry: a manifest line (scripts/zoo/manifests/*.jsonl)
+    still_missing = ensure_models(["resnet18", "transformers/gpt2"])   # names as the measured CSVs give them
 
 The graph written is checked against the manifest's structure hash: a generator that changed since the
 manifest was written raises instead of handing back another network under the same name.
@@ -48,3 +49,26 @@ def ensure_graph(entry: dict) -> str:
     if not written:
         onnx.save_model(model, path)
     return path
+
+
+def ensure_models(models) -> list[str]:
+    """Writes the graphs of `models` (named as the measured CSVs name them: "<generator>/<id>", or a classic
+    export's file stem) that this clone lacks, each by its own generator: manifest entries one by one, the
+    classic exports in one export_torchvision run. Returns the names still without a graph (no manifest line
+    names them, or their generator failed), so that a caller can stop naming them instead of fitting or
+    scoring on fewer rows than the committed figures."""
+    missing = sorted({m for m in models if not os.path.exists(manifest.graph_path(m))})
+    if not missing:
+        return []
+    by_name = {e["file"][:-len(".onnx")]: e for e in manifest.read_all()}
+    classic = [m for m in missing if "/" not in m]
+    print(f"writing {len(missing)} zoo graphs the rows need ({len(classic)} classic exports)", file=sys.stderr, flush=True)
+    for m in missing:
+        if m in by_name:
+            ensure_graph(by_name[m])
+    if classic:
+        import subprocess
+        from scripts import paths
+        subprocess.run([sys.executable, "-m", "scripts.zoo.export_torchvision", "--resume", "--no-count",
+                        "--only", ",".join(classic)], check=False, cwd=paths.ROOT, stdout=subprocess.DEVNULL)
+    return [m for m in missing if not os.path.exists(manifest.graph_path(m))]

@@ -1,0 +1,42 @@
+"""ensure_models: what it cannot write is handed back by name, and the CPU rows stop on it instead of
+fitting on the rows that happen to have a graph."""
+import os
+import tempfile
+import unittest
+from unittest import mock
+
+from scripts.roofline import cpu_rows
+from scripts.zoo import ensure, manifest
+
+
+class EnsureModels(unittest.TestCase):
+    def test_a_name_no_manifest_line_has_is_handed_back(self):
+        self.assertEqual(ensure.ensure_models(["nosuchgenerator/nosuch-id"]), ["nosuchgenerator/nosuch-id"])
+
+    def test_graphs_on_disk_are_left_alone(self):
+        with tempfile.TemporaryDirectory() as d, mock.patch.object(manifest, "OUT_DIR", d):
+            os.makedirs(os.path.join(d, "transformers"))
+            open(os.path.join(d, "transformers", "gpt2.onnx"), "wb").close()
+            with mock.patch.object(ensure, "ensure_graph") as build:
+                self.assertEqual(ensure.ensure_models(["transformers/gpt2"]), [])
+                build.assert_not_called()
+
+    def test_a_manifest_line_goes_to_its_generator_and_what_it_did_not_write_is_handed_back(self):
+        entry = {"file": "transformers/gpt2.onnx", "id": "gpt2", "generator": "transformers", "config": {}}
+        with tempfile.TemporaryDirectory() as d, mock.patch.object(manifest, "OUT_DIR", d), \
+                mock.patch.object(manifest, "read_all", return_value=[entry]), \
+                mock.patch.object(ensure, "ensure_graph") as build:
+            build.side_effect = lambda e: open(os.path.join(d, "gpt2-written"), "wb").close()
+            self.assertEqual(ensure.ensure_models(["transformers/gpt2"]), ["transformers/gpt2"])
+            build.assert_called_once_with(entry)
+
+    def test_rows_without_a_graph_stop_the_fit_by_name(self):
+        with mock.patch.object(cpu_rows, "ensure_models", return_value=["transformers/a", "transformers/b"]):
+            with self.assertRaises(SystemExit) as e:
+                cpu_rows.require_graphs(["transformers/a", "transformers/b"], "web_ort_wasm.csv")
+        self.assertIn("2 models of web_ort_wasm.csv", str(e.exception))
+        self.assertIn("transformers/a, transformers/b", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
