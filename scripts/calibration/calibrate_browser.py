@@ -66,6 +66,23 @@ def with_browser(doc, theta):
     return d
 
 
+# The search range of theta (with_browser): the matrix ratio 0.01..100 (a plain loop against tuned kernels,
+# both on the probed core), the two efficiencies as logits, the per-kernel cost 0.01 us..10 ms.
+BOUNDS = [(math.log(1e-2), math.log(100.0)), (-7.0, 7.0), (-7.0, 7.0), (math.log(0.01), math.log(1e4))]
+
+
+def at_bounds(fitted):
+    """The fitted constants (provenance.stage_w.fitted) that ended at an end of their search range: the fit
+    put what they would describe into the others, so their value is not a measurement of that quantity."""
+    theta = [math.log(fitted["clock_ratio"] * fitted.get("gemm_eff_fp32", 1.0)),
+             math.log(fitted["vector_eff"] / max(1e-12, 1 - fitted["vector_eff"])) if fitted["vector_eff"] < 1 else 99.0,
+             math.log(fitted["mem_eff"] / max(1e-12, 1 - fitted["mem_eff"])) if fitted["mem_eff"] < 1 else 99.0,
+             math.log(fitted["onnxruntime_web_dispatch_us"])]
+    names = ["the matrix ratio", "the pointwise efficiency", "the memory efficiency", "the per-kernel cost"]
+    # Rounded to 4 places in the provenance: 0.005 in theta space tells an end from a value near it.
+    return [n for n, t, (lo, hi) in zip(names, theta, BOUNDS) if t <= lo + 5e-3 or t >= hi - 5e-3]
+
+
 def fit_constants(doc, train, cat):
     """Stage W's fit on `train` (rows of the training families): (constants, optimizer result, the rows fitted)."""
     fit = fit_sample(train)
@@ -81,8 +98,7 @@ def fit_constants(doc, train, cat):
         e = np.log(np.array([r["latency_ms"] for r in res]) / fit.latency_ms.values)
         return float(np.sum(weight * e ** 2))
 
-    # The matrix ratio 0.01..100 (a plain loop against tuned kernels, both on the probed core).
-    bounds = [(math.log(1e-2), math.log(100.0)), (-7.0, 7.0), (-7.0, 7.0), (math.log(0.01), math.log(1e4))]
+    bounds = BOUNDS
     opt = None
     for x0 in ([math.log(1.0), 0.0, 0.0, math.log(5.0)], [math.log(5.0), -1.0, 1.0, math.log(20.0)]):
         o = minimize(objective, np.array(x0), method="Nelder-Mead", bounds=bounds,
@@ -220,6 +236,11 @@ def section(w):
               f"Fitted: onnxruntime-web's matrix kernels at {f['clock_ratio']:.2f}x the probe's matrix rate, pointwise",
               f"kernels at {f['vector_eff']:.2f} of that, memory at {f['mem_eff']:.2f} of the probe's read rate,",
               f"{f['onnxruntime_web_dispatch_us']:.2f} µs per kernel."]
+    ends = at_bounds(f)
+    if ends:
+        lines += [f"At an end of its search range: {', '.join(ends)}. The fit put what {'it' if len(ends) == 1 else 'they'} would "
+                  "describe into the other constants (small kernels' cost into the pointwise efficiency, say), so the",
+                  "value above is not a measurement of it; the held-out figures are what the fit is judged by."]
     unseen = w.get("unseen_machines") or {}
     if not unseen:
         lines += ["One machine: the held-out rows are new models, not new machines or browsers.", END]

@@ -43,6 +43,19 @@ class BrowserFamilyTest(unittest.TestCase):
         self.assertIn("| in-sample (fitted) | both | 4 | 25.0% | 20.0% | 0.90 |", text)
         self.assertIn("4.50x the probe's matrix rate", text)
 
+    def test_a_constant_at_an_end_of_its_range_is_said_to_be_one(self):
+        inside = {"clock_ratio": 4.5, "gemm_eff_fp32": 1.0, "vector_eff": 0.38, "mem_eff": 0.71,
+                  "onnxruntime_web_dispatch_us": 1.75}
+        self.assertEqual(W.at_bounds(inside), [])
+        # What the provenance keeps of a fit that ran into the ends: 4 decimals.
+        ends = dict(inside, vector_eff=round(1 / (1 + math.exp(-7.0)), 4), onnxruntime_web_dispatch_us=0.01)
+        self.assertEqual(W.at_bounds(ends), ["the pointwise efficiency", "the per-kernel cost"])
+        m = {"rows": 4, "mape": 0.25, "median_ape": 0.2, "kendall_tau": 0.9, "by_env": {}}
+        w = {"machines": ["m1"], "held_out": m, "in_sample": m, "train_families": ["a"], "held_out_families": ["b"]}
+        self.assertIn("At an end of its search range: the pointwise efficiency, the per-kernel cost.",
+                      W.section(dict(w, fitted=ends)))
+        self.assertNotIn("search range", W.section(dict(w, fitted=inside)))
+
     def test_machines_left_out_are_reported_and_pooled_by_rows(self):
         def figures(rows, mape):
             return {"rows": rows, "mape": mape, "median_ape": mape, "kendall_tau": 0.8,
