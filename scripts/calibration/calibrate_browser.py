@@ -74,10 +74,10 @@ BOUNDS = [(math.log(1e-2), math.log(100.0)), (-7.0, 7.0), (-7.0, 7.0), (math.log
 def at_bounds(fitted):
     """The fitted constants (provenance.stage_w.fitted) that ended at an end of their search range: the fit
     put what they would describe into the others, so their value is not a measurement of that quantity."""
-    theta = [math.log(fitted["clock_ratio"] * fitted.get("gemm_eff_fp32", 1.0)),
-             math.log(fitted["vector_eff"] / max(1e-12, 1 - fitted["vector_eff"])) if fitted["vector_eff"] < 1 else 99.0,
-             math.log(fitted["mem_eff"] / max(1e-12, 1 - fitted["mem_eff"])) if fitted["mem_eff"] < 1 else 99.0,
-             math.log(fitted["onnxruntime_web_dispatch_us"])]
+    def logit(p):
+        return math.log(p / (1 - p)) if p < 1 else math.inf
+    theta = [math.log(fitted["clock_ratio"] * fitted.get("gemm_eff_fp32", 1.0)), logit(fitted["vector_eff"]),
+             logit(fitted["mem_eff"]), math.log(fitted["onnxruntime_web_dispatch_us"])]
     names = ["the matrix ratio", "the pointwise efficiency", "the memory efficiency", "the per-kernel cost"]
     # Rounded to 4 places in the provenance: 0.005 in theta space tells an end from a value near it.
     return [n for n, t, (lo, hi) in zip(names, theta, BOUNDS) if t <= lo + 5e-3 or t >= hi - 5e-3]
@@ -98,10 +98,9 @@ def fit_constants(doc, train, cat):
         e = np.log(np.array([r["latency_ms"] for r in res]) / fit.latency_ms.values)
         return float(np.sum(weight * e ** 2))
 
-    bounds = BOUNDS
     opt = None
     for x0 in ([math.log(1.0), 0.0, 0.0, math.log(5.0)], [math.log(5.0), -1.0, 1.0, math.log(20.0)]):
-        o = minimize(objective, np.array(x0), method="Nelder-Mead", bounds=bounds,
+        o = minimize(objective, np.array(x0), method="Nelder-Mead", bounds=BOUNDS,
                      options={"maxiter": 600, "xatol": 1e-3, "fatol": 1e-7})
         if opt is None or o.fun < opt.fun:
             opt = o

@@ -11,8 +11,10 @@ manifest was written raises instead of handing back another network under the sa
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 
+from scripts import paths
 from scripts.zoo import manifest
 
 
@@ -67,8 +69,6 @@ def ensure_models(models) -> list[str]:
         if m in by_name:
             ensure_graph(by_name[m])
     if classic:
-        import subprocess
-        from scripts import paths
         subprocess.run([sys.executable, "-m", "scripts.zoo.export_torchvision", "--resume", "--no-count",
                         "--only", ",".join(classic)], check=False, cwd=paths.ROOT, stdout=subprocess.DEVNULL)
     return [m for m in missing if not os.path.exists(manifest.graph_path(m))]
