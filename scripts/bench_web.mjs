@@ -127,7 +127,7 @@ const profileProcs = () => {
   return { total, renderer: max };
 };
 console.log('\n## headless Chromium (Debian chromium, the page served on 127.0.0.1)\n');
-console.log('| example | page loaded -> first table | -> all charts | of which: fetch + read + parse + analyze in the worker | re-predict after a setting change: 16 GPUs x 8 batches in the worker | table (16 GPUs, with kernels) | setting change -> table drawn | round trip to a redrawn page | wasm memory | JS heap |');
+console.log('| example | page loaded -> first table | -> all charts | of which: fetch + read + parse + analyze in the worker | re-predict after a setting change: 16 GPUs x 8 batches in the worker | table (16 GPUs; one row with its kernels) | setting change -> table drawn | round trip to a redrawn page | wasm memory | JS heap |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 try {
   for (const ex of examples) {
