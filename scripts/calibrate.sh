@@ -8,10 +8,10 @@
 #   stage D    power exponent (ML.ENERGY vLLM decoding)               -> scripts/calibration/calibrate_power.py
 #   stage E    CPU family for onnxruntime (our data/measured rows)     -> scripts/calibration/calibrate_cpu.py
 #   stage M    onnxruntime memory (peak RSS of our rows)               -> scripts/calibration/calibrate_ort_memory.py
-#   report     held-out accuracy (latency, power, energy) -> docs/accuracy.md, per-family uncertainty
-#              -> weights/roofline.json
 #   stage W    the browser family and onnxruntime-web ("this device") -> scripts/calibration/calibrate_browser.py
-#              (last: the report rewrites docs/accuracy.md, and stage W appends its own section and uncertainty)
+#              (writes its own section of docs/accuracy.md and the family's uncertainty, which the report keeps)
+#   report     held-out accuracy (latency, power, energy) -> docs/accuracy.md, per-family uncertainty
+#              -> weights/roofline.json (last: it scores every stage's constants, stage W's included)
 # Needs ../shared/data/public, the model zoo (scripts/zoo/export_torchvision.py, scripts/zoo/transformers.py)
 # and a native build (PERFCARD=path/to/perfcard runs the stages with another build's CLI).
 # Then rebuild (scripts/build.sh) so the CLI and the wasm module embed the new constants.
@@ -26,5 +26,5 @@ bash scripts/build.sh --native-only >/dev/null
 /usr/bin/python3 -m scripts.calibration.calibrate_power
 /usr/bin/python3 -m scripts.calibration.calibrate_cpu
 /usr/bin/python3 -m scripts.calibration.calibrate_ort_memory --write
-/usr/bin/python3 -m scripts.calibration.evaluate_roofline
 /usr/bin/python3 -m scripts.calibration.calibrate_browser >/dev/null
+/usr/bin/python3 -m scripts.calibration.evaluate_roofline

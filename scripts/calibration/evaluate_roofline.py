@@ -379,8 +379,8 @@ def main():
         + (sorted(set(table.device_id[table.source == "onnxruntime-web (ours, probed)"])) if fam == "browser" else [])
         for fam in doc["families"]}
     acc = family_accuracy(table, family_devices)
-    # The browser family's figure is stage W's where it wrote one: calibrate_browser runs after this report
-    # (scripts/calibrate.sh) and owns it (held-out families of its fit, or leaving each machine out).
+    # The browser family's figure is stage W's where it wrote one: calibrate_browser (run before this report
+    # by scripts/calibrate.sh) owns it (held-out families of its fit, or leaving each machine out).
     if "stage W" in doc.get("accuracy", {}).get("browser", {}).get("source", ""):
         acc["browser"] = doc["accuracy"]["browser"]
     doc["accuracy"] = acc
