@@ -183,11 +183,19 @@ function renderModelInfo() {
   document.title = `${model.label} · PerfCard`;
 }
 
+// Removing a focused field fires its change event (Chromium): while the fields are replaced, the form's
+// handlers would read the previous model's value into the new model's settings.
+let replacingFields = false;
 function renderDimFields() {
   const box = $('#dims');
-  box.replaceChildren(...Object.entries(settings.dims).map(([name, v]) => h('label', {},
-    `${name} `,
-    h('input', { type: 'number', min: 1, step: 1, value: v, 'data-dim': name, inputmode: 'numeric', name: `dim.${name}` }))));
+  replacingFields = true;
+  try {
+    box.replaceChildren(...Object.entries(settings.dims).map(([name, v]) => h('label', {},
+      `${name} `,
+      h('input', { type: 'number', min: 1, step: 1, value: v, 'data-dim': name, inputmode: 'numeric', name: `dim.${name}` }))));
+  } finally {
+    replacingFields = false;
+  }
   $('#batch').disabled = model && !model.batchSymbol;
   $('#batch').title = model && !model.batchSymbol ? 'This model has a fixed batch' : '';
 }
@@ -262,7 +270,7 @@ async function predict() {
     }
     perf.renderRestMs = performance.now() - r1;
     const n = result.table.predictions.length;
-    setStatus('ready', `${n} device${n === 1 ? '' : 's'} at batch ${result.table.predictions[0]?.batch ?? settings.batch}` +
+    setStatus('ready', `${n} device${n === 1 ? '' : 's'}${result.here ? ' and this device' : ''} at batch ${result.table.predictions[0]?.batch ?? settings.batch}` +
       ` · predicted in ${F.sig(r.ms.table, 2)} ms` + (sweep ? ` (+ ${SWEEP.length} batch sizes in ${F.sig(r.ms.sweep, 2)} ms)` : ''));
     perf.ready = true;
     perf.last = { table: r.ms.table, sweep: r.ms.sweep, roundTrip: result.roundTrip, tableDrawn: tableDrawn ?? result.roundTrip, memoryBytes: r.memoryBytes };
@@ -418,11 +426,11 @@ function renderTable() {
         h('span', { class: 'arrow', 'aria-hidden': 'true', text: active ? (settings.dir === 'asc' ? ' ▲' : ' ▼') : '' })));
   })));
   if (!result) { tbody.replaceChildren(); return; }
-  const used = [...new Set(result.table.predictions.map((r) => `${r.predictor.name} ${r.predictor.version}`))];
+  const used = [...new Set(result.table.predictions.map((r) => `${r.predictor.name} (${r.predictor.version})`))];
   const runtimes = [...new Set(result.table.predictions.map((r) => r.runtime))];
   $('#table-caption').textContent = `Predictions per device at batch ${result.table.predictions[0]?.batch ?? settings.batch}`;
   $('#table-note').replaceChildren('Predicted (not measured) by ',
-    h('strong', { text: used.join(' and ') || 'the predictor' }), used.length > 1 ? ' (each row names its own)' : '',
+    h('strong', { text: used.length > 1 ? `${used.slice(0, -1).join(', ')} and ${used.at(-1)}` : used[0] ?? 'the predictor' }), used.length > 1 ? ' (each row names its own)' : '',
     '. Latency: end to end with runtime ', h('strong', { text: runtimes.join(' (GPUs) and ') + (runtimes.length > 1 ? ' (CPUs)' : '') }),
     result.replay ? '; CUDA graphs: the same kernels replayed from a CUDA graph.' : '.');
   $('#table-about').replaceChildren('Latency ± the predictor\'s held-out error for that device family, or the ensemble\'s 80% band (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
@@ -443,10 +451,10 @@ function renderTable() {
         h('small', { class: 'id', text: r.device === probe?.device.id ? hereText() : r.device })),
       cell('precision', r.precision, r.precision + (r.precision !== r.precision_requested ? '*' : '')),
       cell('latency_ms', r.latency_ms, F.stepText(r) ? h('span', { class: 'step', title: F.stepText(r), text: F.ms(r.latency_ms) }) : F.ms(r.latency_ms), h('small', { class: 'unc', ...F.bandText(r) }),
-        F.hostBoundText(r) ? h('small', { class: 'hostbound', 'data-busy-ms': r.device_busy_ms, title: 'The runtime issues kernels from the host more slowly than the device runs them: a faster device does not help at this batch; a larger batch or graph replay does.', text: F.hostBoundText(r) }) : null),
+        F.hostBoundText(r) ? h('small', { class: 'hostbound', 'data-busy-ms': r.device_busy_ms, title: F.hostBoundTitle(r), text: F.hostBoundText(r) }) : null),
       result.replay ? cell('replay_ms', replayRow(r)?.latency_ms ?? null, replayRow(r) ? F.ms(replayRow(r).latency_ms) : '–') : null,
       cell('throughput_per_s', r.throughput_per_s, F.rate(r.throughput_per_s)),
-      cell('peak_memory_mb', r.peak_memory_mb, h('span', { class: 'memtext', title: F.memoryParts(r), text: F.mib(r.peak_memory_mb) + (cap > 0 ? ` / ${F.sig(r.device_memory_gb)} GB` : '') }), cap > 0 ? bar : null),
+      cell('peak_memory_mb', r.peak_memory_mb, h('span', { class: 'memtext', title: F.memoryParts(r) + (cap > 0 ? ` · capacity ${F.sig(r.device_memory_gb)} GB = ${F.mib(cap)}` : ''), text: F.mib(r.peak_memory_mb) + (cap > 0 ? ` / ${F.mib(cap)}` : '') }), cap > 0 ? bar : null),
       cell('fits', r.fits, h('span', { class: r.fits ? 'yes' : 'no', text: r.fits ? 'yes' : 'no' })),
       cell('energy_j_per_sample', r.energy_j_per_sample, r.energy_j_per_sample === null ? '–' : `${F.sig(r.energy_j_per_sample)} J`),
       cell('carbon_g_per_1000', r.carbon_g_per_1000, r.carbon_g_per_1000 === null ? '–' : `${F.sig(r.carbon_g_per_1000)} g`),
@@ -564,8 +572,12 @@ function migSummary(r, rec) {
   const base = `${rec.instances} instances of ${rec.name}: ${F.rate(rec.total_throughput_per_s)} in total vs ${F.rate(r.throughput_per_s)} on the whole GPU,` +
     ` assuming ${rec.instances} processes, one per instance.`;
   if (!r.host_bound) return base;
+  // Host-bound, each instance's throughput is its own process's issue rate: c free cores run c instances.
+  const per = rec.total_throughput_per_s / rec.instances;
+  const breakEven = Math.floor(r.throughput_per_s / per) + 1;
   return base + ` Host-bound at this batch (${F.busyText(r)}): each process keeps a CPU core busy issuing kernels,` +
-    ` so the total needs ${rec.instances} free host cores; with fewer, or one process, expect the whole GPU's ${F.rate(r.throughput_per_s)}.` +
+    ` so the total needs ${rec.instances} free host cores; with c of them, c instances give c × ${F.rate(per)}` +
+    (breakEven > 1 ? `; with fewer than ${breakEven}, one process on the whole GPU (${F.rate(r.throughput_per_s)}) does as well or better.` : '.') +
     ' A larger batch or CUDA graphs use the whole GPU better.';
 }
 
@@ -576,15 +588,17 @@ function renderMig() {
     box.replaceChildren(h('p', { class: 'muted', text: 'None of the chosen devices supports MIG (A100, A30, H100, H200, B200 do).' }));
     return;
   }
+  const target = result.options.latencyTargetMs ?? null;  // the table's, which these rows answer
   box.replaceChildren(...rows.map((r) => {
     const dev = device(r.device);
     const rec = r.mig.profiles.find((p) => p.name === r.mig.recommended);
     const recProfile = dev.mig.profiles.find((p) => p.name === r.mig.recommended);
+    const noProfile = r.mig.profiles.some((p) => p.fits) ? 'no profile meets the target' : 'no profile fits';
     return h('article', { class: 'mig-card', 'data-device': r.device },
-      h('h3', {}, r.device_name, h('span', { class: rec ? 'badge ok' : 'badge no', text: rec ? `recommended: ${rec.name}` : 'no profile fits' })),
-      migStrip({ title: rec ? `${rec.instances} × ${rec.name} on one ${r.device_name}` : `${r.device_name}: no profile fits`,
+      h('h3', {}, r.device_name, h('span', { class: rec ? 'badge ok' : 'badge no', text: rec ? `recommended: ${rec.name}` : noProfile })),
+      migStrip({ title: rec ? `${rec.instances} × ${rec.name} on one ${r.device_name}` : `${r.device_name}: ${noProfile}`,
         slicesTotal: dev.mig.compute_slices_total, profile: recProfile, instances: rec ? rec.instances : 0 }),
-      rec ? h('p', { class: 'explain', text: migSummary(r, rec) }) : null,
+      h('p', { class: 'explain', text: rec ? migSummary(r, rec) : `No profile to recommend: ${F.migText(r)}.` }),
       h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': `MIG profiles of ${r.device_name}` },
         h('table', { class: 'mig-table' },
           h('thead', {}, h('tr', {}, ['Profile', 'Memory', 'Fits', 'Target', 'Latency', 'Instances', 'Total'].map((t) => h('th', { scope: 'col', text: t })))),
@@ -592,7 +606,7 @@ function renderMig() {
             h('th', { scope: 'row', text: p.name }),
             h('td', { text: `${F.sig(p.memory_gb)} GB` }),
             h('td', {}, h('span', { class: p.fits ? 'yes' : 'no', text: p.fits ? 'yes' : 'no' })),
-            h('td', { text: p.meets_target ? 'met' : 'missed' }),
+            h('td', { text: target ? (p.meets_target ? 'met' : 'missed') : '–' }),
             h('td', { text: F.ms(p.latency_ms) }),
             h('td', { text: String(p.instances) }),
             h('td', { text: F.rate(p.total_throughput_per_s) })))))));
@@ -612,7 +626,7 @@ function eagerFloorBlock(figures) {
   if (!figures) return h('p', { class: 'muted', text: 'The eager floor\'s check against public measurements is not in this build.' });
   const pct = (x) => (x === null || x === undefined ? '–' : `${(x * 100).toFixed(1)}%`);
   return h('div', { id: 'eager-floor' },
-    h('p', {}, 'At small batch eager PyTorch is host-bound: the latency is per-op dispatch, and most GPUs show the same figure. ' +
+    h('p', {}, 'At small batch eager PyTorch is host-bound: the latency is per-op dispatch, so the roofline gives most GPUs the same figure (the learned predictors differ by the hosts their rows were measured on). ' +
       'That floor checked against public eager measurements at the smallest batches they have (roofline on every row; ' +
       'auto, the default here, on model families it never trained on):'),
     h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Eager floor against measurements' },
@@ -761,6 +775,13 @@ function buildForm() {
     h('div', { class: 'device-group' }, h('h3', { text: 'CPUs' }), h('ul', {}, catalog.devices.filter((d) => d.kind === 'cpu').map(item))));
 }
 
+// A field the core cannot take: the table keeps the last settings that predicted (its field says so), and
+// nothing is exported under settings it was not predicted for.
+function invalidSettings() {
+  clearTimeout(timer);
+  for (const id of ['#export-json', '#export-csv']) $(id).disabled = true;
+}
+
 function readForm() {
   const num = (el, int) => {
     const v = el.value.trim();
@@ -854,13 +875,16 @@ function wire() {
   const form = $('#settings');
   form.addEventListener('submit', (e) => e.preventDefault());
   form.addEventListener('input', (e) => {
+    if (replacingFields) return;
     if (e.target.name === 'device') { readDevices(); predictNow(); return; }
     if (readForm()) (typed(e.target) ? predictSoon : predictNow)();
+    else invalidSettings();
   });
   // A typed field's change (Enter, leaving it) ends the pause; discrete controls were handled on input.
   form.addEventListener('change', (e) => {
-    if (e.target.name === 'device' || !typed(e.target)) return;
+    if (replacingFields || e.target.name === 'device' || !typed(e.target)) return;
     if (readForm()) predictNow();
+    else invalidSettings();
   });
   $('#probe-device').addEventListener('click', measureHere);
   for (const b of document.querySelectorAll('[data-pick]')) {
@@ -953,10 +977,14 @@ function wire() {
     const exampleChanged = next.example && next.example !== settings.example;
     // Settings that belong to a model (its dims) do not carry over to another model: only those the link
     // names do, the rest are the new model's defaults.
-    settings = { ...next, dims: exampleChanged ? { ...next.dims } : { ...settings.dims, ...next.dims } };
+    const own = Object.fromEntries(Object.entries(next.dims).filter(([k]) => k in settings.dims));
+    settings = { ...next, dims: exampleChanged ? { ...next.dims } : { ...settings.dims, ...own } };
     fillForm();
     if (exampleChanged) openExample(next.example, true);
-    else predictSoon();
+    else {
+      if (model) renderDimFields();  // the link's dims in their fields, not only in the prediction
+      predictSoon();
+    }
   });
 }
 

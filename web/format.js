@@ -127,11 +127,23 @@ export function oodText(r) {
 
 /** Where a row is host-bound (the device idles most of the latency while the runtime issues kernels),
  *  the words the table shows under its latency: the device-busy time and the idle share, and (`withHost`)
- *  the host time per kernel the row assumed; else null. */
+ *  the host time per kernel the roofline assumed, where the roofline made the row (a learned row corrects
+ *  that roofline by what its measured hosts did: the assumed figure would not add up to its latency);
+ *  else null. */
 export function hostBoundText(r, withHost = true) {
   if (!r.host_bound || !(r.latency_ms > 0)) return null;
-  const host = withHost && r.host_us_per_kernel ? `, host ${sig(r.host_us_per_kernel)} µs/kernel` : '';
+  const own = r.predictor?.name === 'roofline';
+  const host = withHost && own && r.host_us_per_kernel ? `, host ${sig(r.host_us_per_kernel)} µs/kernel` : '';
   return `host-bound: ${busyText(r)}${host}`;
+}
+
+/** The tooltip of a host-bound row: what it means, and whose host time the latency carries. */
+export function hostBoundTitle(r) {
+  const what = 'The runtime issues kernels from the host more slowly than the device runs them: a faster device does not help at this batch; a larger batch or graph replay does.';
+  if (!r.host_us_per_kernel) return what;
+  return r.predictor?.name === 'roofline'
+    ? `${what} The roofline assumes ${sig(r.host_us_per_kernel)} µs of host time per kernel (the fitted constant, or the "Host" field).`
+    : `${what} The ${r.predictor?.name} predictor corrects the roofline (${sig(r.host_us_per_kernel)} µs of host time per kernel) by what its measured rows did, hosts included: GPUs measured on faster hosts come out faster here.`;
 }
 
 /** A kernel's type in the breakdown: its op type, with the training phase beside it when not the

@@ -194,9 +194,10 @@ export class PerfCardElement extends HTMLElement {
     wrap.append(table);
     box.append(wrap);
     const foot = this.#el('footer');
-    const p = doc.predictions[0]?.predictor;
+    // Every predictor that made a row (auto chooses per device family), by name: the versions are in the rows' JSON.
+    const by = [...new Set(doc.predictions.map((r) => r.predictor.name))].join(', ');
     const runtimes = [...new Set(doc.predictions.map((r) => r.runtime))].join(' / ');
-    foot.append(this.#el('span', null, `Predicted, not measured · ${runtimes} · ${p ? `${p.name} ${p.version}` : ''} · memory: ${doc.predictions[0]?.memory_protocol ?? 'inference'} · ± = held-out error · carbon: ${doc.carbon.region}, ${F.sig(doc.carbon.grid_g_per_kwh)} g/kWh, PUE ${doc.carbon.pue}`));
+    foot.append(this.#el('span', null, `Predicted, not measured · ${runtimes} · by ${by} · memory: ${doc.predictions[0]?.memory_protocol ?? 'inference'} · ± = held-out error · carbon: ${doc.carbon.region}, ${F.sig(doc.carbon.grid_g_per_kwh)} g/kWh, PUE ${doc.carbon.pue}`));
     const link = this.#el('a', null, 'PerfCard');
     link.href = new URL('./', import.meta.url).href;
     link.target = '_blank';

@@ -27,9 +27,13 @@ test('host-bound rows say how long the device idles; others say nothing', () => 
   assert.equal(F.hostBoundText({ host_bound: true, latency_ms: 5, device_busy_ms: 1, threads: null }), 'host-bound: GPU busy 1.00 ms, idle 80%');
   assert.equal(F.hostBoundText({ host_bound: true, latency_ms: 2, device_busy_ms: 0.5, threads: 2 }), 'host-bound: CPU busy 0.500 ms, idle 75%');
   assert.equal(F.hostBoundText({ host_bound: false, latency_ms: 5, device_busy_ms: 4, threads: null }), null);
-  // eager on a GPU says which host time per kernel it assumed
-  assert.equal(F.hostBoundText({ host_bound: true, latency_ms: 5, device_busy_ms: 1, threads: null, host_us_per_kernel: 40.536 }),
-    'host-bound: GPU busy 1.00 ms, idle 80%, host 40.5 µs/kernel');
+  // eager on a GPU says which host time per kernel the roofline assumed, where the roofline made the row;
+  // a learned row corrects it by its measured hosts, so the assumed figure is in its tooltip only
+  const eager = { host_bound: true, latency_ms: 5, device_busy_ms: 1, threads: null, host_us_per_kernel: 40.536 };
+  assert.equal(F.hostBoundText({ ...eager, predictor: { name: 'roofline' } }), 'host-bound: GPU busy 1.00 ms, idle 80%, host 40.5 µs/kernel');
+  assert.equal(F.hostBoundText({ ...eager, predictor: { name: 'gnn' } }), 'host-bound: GPU busy 1.00 ms, idle 80%');
+  assert.match(F.hostBoundTitle({ ...eager, predictor: { name: 'gnn' } }), /gnn predictor corrects the roofline \(40\.5 µs of host time per kernel\)/);
+  assert.match(F.hostBoundTitle({ ...eager, predictor: { name: 'roofline' } }), /roofline assumes 40\.5 µs of host time per kernel/);
 });
 
 test('the CLI command carries the host time per kernel, and the fragment keeps it within the core\'s bound', async () => {
