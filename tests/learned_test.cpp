@@ -3,6 +3,7 @@
 // of the committed weights/trees.pcwt with xgboost's own predictions (tests/data/trees_parity.pcwt).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -496,4 +497,23 @@ TEST_CASE("a MIG slice is the roofline's slice carrying the learned correction o
         CHECK(r.mig[k].latency_ms == Approx(roof.rows[i].mig[k].latency_ms * correction).epsilon(1e-9));
     }
   }
+}
+
+TEST_CASE("a feature outside the training range is named in words, with which side it lies on") {
+  const Committed c;
+  const auto model = perfcard::test::load_example("resnet50.onnx");
+  perfcard::PredictOptions o;
+  o.devices = {"b200-sxm-180gb"};  // peak TFLOP/s and TDP beyond every GPU the trees trained on
+  o.batches = {1};
+  o.predictor = "trees";
+  const auto got = perfcard::predict(model, c.catalog, *perfcard::select_predictor("trees", c.set), c.constants, c.carbon, o);
+  REQUIRE(got.rows.size() == 1);
+  const auto& r = got.rows[0];
+  REQUIRE(std::find(r.ood_reasons.begin(), r.ood_reasons.end(), perfcard::OodReason::FeatureRange) != r.ood_reasons.end());
+  std::string said;
+  for (const auto& w : r.warnings) said += w + "\n";
+  INFO(said);
+  CHECK(said.find("outside the training rows' range: ") != std::string::npos);
+  CHECK(said.find("dense peak TFLOP/s at the precision used (dev_log_peak_tflops) higher than in every training row") != std::string::npos);
+  CHECK(said.find("log1p") == std::string::npos);
 }

@@ -146,6 +146,8 @@ export interface DeviceInfo {
   l2_mb: number | null;
   tdp_w: number | null;
   idle_w: number | null;
+  /** Where tdp_w and idle_w come from (null where the catalog has no figure). */
+  power_sources: { tdp_w: string | null; idle_w: string | null };
   cores: number | null;
   peak_fp32_gflops: number | null;
   mig: {

@@ -275,16 +275,18 @@ async function predict() {
     perf.ready = true;
     perf.last = { table: r.ms.table, sweep: r.ms.sweep, roundTrip: result.roundTrip, tableDrawn: tableDrawn ?? result.roundTrip, memoryBytes: r.memoryBytes };
   } catch (e) {
-    showError(e.message);
     // Never one model's figures under another's name: a result of the model before is cleared; a result
     // of this model at other settings stays, greyed, saying which settings it is for.
     if (result && result.model !== model.label) {
       result = null;
       renderAll();
     }
-    showStale(e);
-    setStatus('error', result ? `These settings could not be predicted (${e.message}). The greyed table is for the last settings that could.`
-      : `${model.label} could not be predicted with these settings: ${e.message}`);
+    // Said once: by the field the error names, else in the error box.
+    const field = showStale(e);
+    showError(field ? '' : e.message);
+    const why = field ? `see the ${field} field` : e.message;
+    setStatus('error', result ? `These settings could not be predicted (${why}). The greyed table is for the last settings that could.`
+      : `${model.label} could not be predicted with these settings: ${why}`);
   } finally {
     busy = false;
     if (queued) predict();
@@ -456,11 +458,19 @@ function renderTable() {
       cell('throughput_per_s', r.throughput_per_s, F.rate(r.throughput_per_s)),
       cell('peak_memory_mb', r.peak_memory_mb, h('span', { class: 'memtext', title: F.memoryParts(r) + (cap > 0 ? ` · capacity ${F.sig(r.device_memory_gb)} GB = ${F.mib(cap)}` : ''), text: F.mib(r.peak_memory_mb) + (cap > 0 ? ` / ${F.mib(cap)}` : '') }), cap > 0 ? bar : null),
       cell('fits', r.fits, h('span', { class: r.fits ? 'yes' : 'no', text: r.fits ? 'yes' : 'no' })),
-      cell('energy_j_per_sample', r.energy_j_per_sample, r.energy_j_per_sample === null ? '–' : `${F.sig(r.energy_j_per_sample)} J`),
+      cell('energy_j_per_sample', r.energy_j_per_sample, h('span', { title: powerSources(r.device), text: r.energy_j_per_sample === null ? '–' : `${F.sig(r.energy_j_per_sample)} J` })),
       cell('carbon_g_per_1000', r.carbon_g_per_1000, r.carbon_g_per_1000 === null ? '–' : `${F.sig(r.carbon_g_per_1000)} g`),
       cell('mig', r.mig ? r.mig.recommended : null, F.migText(r)),
       cell('predictor', r.predictor.name, h('span', { class: r.out_of_distribution ? 'ood' : '', title: r.predictor.version + (r.out_of_distribution ? `: outside the predictor's training data (${F.oodText(r)}), its error may be larger than stated` : ''), text: r.predictor.name + (r.out_of_distribution ? ' (out of distribution)' : '') })));
   }));
+}
+
+// The energy cell's tooltip: the power model's two figures for the device and where each comes from.
+function powerSources(id) {
+  const d = device(id);
+  if (!d?.power_sources) return '';
+  const one = (what, w, src) => `${what}: ${w === null ? 'not in the catalog' : `${F.sig(w)} W`}${src ? ` (${src})` : ''}`;
+  return [one('TDP', d.tdp_w, d.power_sources.tdp_w), one('Idle', d.idle_w, d.power_sources.idle_w)].join('\n');
 }
 
 function renderWarnings() {
@@ -679,7 +689,7 @@ function renderProvenance() {
         })))),
     doc ? h('p', {}, `Carbon: ${doc.carbon.region === 'custom' ? 'custom grid intensity' : region?.name ?? doc.carbon.region}, ${F.sig(doc.carbon.grid_g_per_kwh)} gCO₂e/kWh` +
       (region ? ` (${region.year}; ${region.source})` : '') + `; PUE ${doc.carbon.pue} (${catalog.pue_source || 'default'}).`) : null,
-    h('p', { class: 'muted', text: 'Energy = power × latency, where power = idle + (TDP − idle) × busy fraction × intensity^γ on GPUs, and idle + (TDP − idle) × busy fraction × threads ÷ cores on CPUs (the package; their idle power is mostly estimated, see docs/devices.md). GPU energy is checked against ML.ENERGY on the accuracy page; CPU energy is not validated against measurements.' }),
+    h('p', { class: 'muted', text: 'Energy = power × latency, where power = idle + (TDP − idle) × busy fraction × intensity^γ on GPUs, and idle + (TDP − idle) × busy fraction × threads ÷ cores on CPUs (the package; their idle power is mostly estimated: each energy cell\'s tooltip gives the device\'s TDP and idle power with their sources). GPU energy is checked against ML.ENERGY on the accuracy page; CPU energy is not validated against measurements.' }),
     h('div', { id: 'eager-floor-box' }));
   eagerFloorFigures().then((f) => box.querySelector('#eager-floor-box')?.replaceChildren(eagerFloorBlock(f)));
 }
@@ -694,19 +704,22 @@ function renderCli() {
 
 // A failed prediction greys the table and disables export (what they show is not for these settings), and
 // where the core names a setting (a dim the graph cannot take) the message stands by that field.
+// Greys the table for an error (or clears the grey), and puts an error that names a dim by its field;
+// returns the field's name when it did.
 function showStale(error) {
   $('#results').classList.toggle('stale', Boolean(error) && Boolean(result));
   $('#export-json').disabled = Boolean(error) || !result;
   $('#export-csv').disabled = Boolean(error) || !result;
   for (const note of document.querySelectorAll('.field-error[data-from="predict"]')) note.remove();
   const named = error?.message?.match(/dim '([^']+)'/);
-  if (!named || !model) return;
+  if (!named || !model) return null;
   const el = named[1] === model.batchSymbol ? $('#batch') : document.querySelector(`#dims input[data-dim="${CSS.escape(named[1])}"]`);
-  if (!el) return;
+  if (!el) return null;
   const note = h('span', { class: 'field-error', role: 'status', 'data-from': 'predict', id: `${el.id || `dim-${named[1]}`}-limit`,
     text: (error.detail ?? error.message).replace(/^cannot broadcast dims \d+ and \d+: /, '').replace(/ \[node .*$/, '') +
       (error.node ? ` (node '${error.node.replace(/^'|'$/g, '')}'${error.opType ? `, ${error.opType}` : ''})` : '') });
   el.closest('label').after(note);
+  return el === $('#batch') ? 'batch' : named[1];
 }
 
 function renderAll() {
@@ -759,9 +772,18 @@ function renderDeviceSummary() {
   $('#devices-summary').textContent = all ? `all ${gpus.length} GPUs` : `${ids.length} chosen`;
 }
 
+// What each GPU runtime's figures are, in the select (memory included: only the PyTorch runtimes hold a CUDA
+// context and workspace, the others time kernels alone).
+const RUNTIME_WORDS = {
+  'pytorch-eager': 'PyTorch eager, host dispatch per op',
+  'pytorch-cuda-graphs': 'CUDA graphs / torch.compile reduce-overhead',
+  'pytorch-op': 'one op at a time, synchronized (harness timing, no context memory)',
+  kernel: 'the kernels alone (the GPU floor: no host time, no context memory)',
+};
+
 function buildForm() {
   $('#region').replaceChildren(...catalog.regions.map((r) => h('option', { value: r.code, text: `${r.name} (${F.sig(r.g_per_kwh)} g)`, title: `${F.sig(r.g_per_kwh)} gCO₂e/kWh` })));
-  $('#runtime').replaceChildren(...catalog.runtimes.filter((r) => r.kind === 'gpu').map((r) => h('option', { value: r.name, text: r.name })));
+  $('#runtime').replaceChildren(...catalog.runtimes.filter((r) => r.kind === 'gpu').map((r) => h('option', { value: r.name, text: RUNTIME_WORDS[r.name] ? `${r.name}: ${RUNTIME_WORDS[r.name]}` : r.name })));
   const item = (d) => h('li', {},
     h('label', {}, h('input', { type: 'checkbox', value: d.id, name: 'device' }), ` ${d.name}`,
       d.memory_gb ? h('span', { class: 'muted', text: ` ${F.sig(d.memory_gb)} GB` }) : null));

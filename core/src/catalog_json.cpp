@@ -1,6 +1,7 @@
 #include "perfcard/catalog_json.h"
 
 #include <exception>
+#include <utility>
 #include <string>
 
 #include "perfcard/json.h"
@@ -31,6 +32,12 @@ std::string catalog_to_json(const DeviceCatalog& catalog, const CarbonTable& car
                            {"peak_tflops", peaks}, {"sm_count", sourced(dev.sm_count)}, {"l2_mb", sourced(dev.l2_mb)},
                            {"tdp_w", sourced(dev.tdp_w)}, {"idle_w", sourced(dev.idle_w)}, {"cores", sourced(dev.cores)},
                            {"peak_fp32_gflops", sourced(dev.peak_fp32_gflops)}, {"mig", Json()}});
+    // Where the power model's two figures come from (energy and carbon read them; CPUs' idle is mostly an
+    // estimate): the page shows them beside the energy, the rest of the catalog's sources stay in its file.
+    Json power = Json::object();
+    for (const auto& [key, s] : {std::pair{"tdp_w", &dev.tdp_w}, std::pair{"idle_w", &dev.idle_w}})
+      power[key] = s->present ? Json(s->source) : Json();
+    e["power_sources"] = std::move(power);
     if (dev.mig) {
       Json profiles = Json::array();
       for (const auto& p : dev.mig->profiles)

@@ -125,6 +125,18 @@ PredictorOutput TrainingDomain::correct(RooflineResult r, double margin, std::st
   return out;
 }
 
+namespace {
+// A feature as a reader of the warning knows it: its meaning without the transform the network reads it
+// through (the order is the same), its schema name beside it for those who look it up.
+std::string in_words(const FeatureDef* c) {
+  if (!c) return "a feature past the schema";
+  std::string_view m = c->meaning;
+  for (std::string_view t : {"log1p ", "log "})
+    if (m.substr(0, t.size()) == t) m.remove_prefix(t.size());
+  return std::string(m) + " (" + std::string(c->name) + ")";
+}
+}  // namespace
+
 void TrainingDomain::judge(const Device& device, const std::string& family, std::span<const float> row,
                            const std::vector<bool>& used, double fallback, PredictorOutput& out) const {
   const FamilyAccuracy* acc = accuracy_for(family, device.id);
@@ -140,8 +152,10 @@ void TrainingDomain::judge(const Device& device, const std::string& family, std:
   for (std::size_t i = 0; i < row.size() && i < train_min_.size(); ++i) {
     if ((!used.empty() && !used[i]) || std::isnan(row[i]) || std::isnan(train_min_[i])) continue;
     const double margin = 0.1 * std::max(1e-3, double(train_max_[i]) - double(train_min_[i]));
-    if (row[i] < train_min_[i] - margin || row[i] > train_max_[i] + margin)
-      outside += (outside.empty() ? "" : ", ") + std::string(i < schema.size() ? schema[i].name : "?");
+    const bool low = row[i] < train_min_[i] - margin, high = row[i] > train_max_[i] + margin;
+    if (low || high)
+      outside += (outside.empty() ? "" : "; ") + in_words(i < schema.size() ? &schema[i] : nullptr) +
+                 (high ? " higher than in every training row" : " lower than in every training row");
   }
   if (!outside.empty()) out.flag(OodReason::FeatureRange, "outside the training rows' range: " + outside);
   if (out.out_of_distribution) out.uncertainty *= 2;

@@ -348,6 +348,14 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
       const powered = d.tdp_w !== null && d.idle_w !== null;
       assert.equal(r.cells.energy_j_per_sample !== 'null', powered, `${d.id}: energy shown exactly when TDP and idle power are known`);
       assert.equal(r.cells.carbon_g_per_1000 !== 'null', powered, `${d.id}: carbon likewise`);
+      // The energy cell says where the power figures come from, as the catalog has them.
+      const tip = await p.getAttribute(`#table tbody tr[data-device="${d.id}"] td[data-key="energy_j_per_sample"] span`, 'title');
+      if (powered) {
+        assert.ok(d.power_sources.tdp_w && tip.includes(d.power_sources.tdp_w), `${d.id}: TDP source in ${tip}`);
+        assert.ok(d.power_sources.idle_w && tip.includes(d.power_sources.idle_w), `${d.id}: idle source in ${tip}`);
+      } else {
+        assert.match(tip, /not in the catalog/);
+      }
     }
     assert.ok(cpus.filter((d) => d.tdp_w !== null && d.idle_w !== null).length >= 8, 'the catalog CPUs have their power');
     await p.screenshot({ path: join(shots, 'page-cpus.png'), fullPage: false });
@@ -481,7 +489,8 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     assert.ok(await p.$eval('#results', (e) => e.classList.contains('stale')), 'the table is greyed');
     assert.equal(await p.isDisabled('#export-json'), true);
     assert.equal(await p.isDisabled('#export-csv'), true);
-    assert.match(await p.textContent('#status'), /The greyed table is for the last settings that could/);
+    assert.match(await p.textContent('#status'), /\(see the sequence field\)\. The greyed table is for the last settings that could/);
+    assert.equal(await p.isHidden('#error'), true, 'said by the field, not a second time above');
     assert.ok((await tableRows(p)).every((r) => r.device === 'l4' || r.device === 't4'));
     await p.fill('input[data-dim="sequence"]', '256');
     await ready(p, 'bert_base.onnx');
