@@ -432,8 +432,9 @@ function renderTable() {
   const runtimes = [...new Set(result.table.predictions.map((r) => r.runtime))];
   $('#table-caption').textContent = `Predictions per device at batch ${result.table.predictions[0]?.batch ?? settings.batch}`;
   $('#table-note').replaceChildren('Predicted (not measured) by ',
-    h('strong', { text: used.length > 1 ? `${used.slice(0, -1).join(', ')} and ${used.at(-1)}` : used[0] ?? 'the predictor' }), used.length > 1 ? ' (each row names its own)' : '',
+    h('strong', { text: used.length > 1 ? `${used.slice(0, -1).join(', ')} and ${used.at(-1)}` : used[0] ?? 'the predictor' }), used.length > 1 ? ' (each row names its own: auto picks per device family; for devices on one footing, pick one predictor)' : '',
     '. Latency: end to end with runtime ', h('strong', { text: runtimes.join(' (GPUs) and ') + (runtimes.length > 1 ? ' (CPUs)' : '') }),
+    RUNTIME_WORDS[runtimes[0]] ? ` (${runtimes.length > 1 ? `${runtimes[0]}: ` : ''}${RUNTIME_WORDS[runtimes[0]]})` : '',
     result.replay ? '; CUDA graphs: the same kernels replayed from a CUDA graph.' : '.');
   $('#table-about').replaceChildren('Latency ± the predictor\'s held-out error for that device family, or the ensemble\'s 80% band (', h('a', { href: 'accuracy.html', text: 'accuracy' }),
     '). Host-bound: the device computes less than half of the latency (its busy time is the kernel floor) and waits on the host issuing kernels the rest.',
@@ -511,7 +512,7 @@ function renderSweep() {
     c.ids.push(id);
     capsByY.set(gb, c);
   }
-  for (const [gb, c] of capsByY) c.label = `${F.sig(gb)} GB${c.ids.length > 1 ? ` ×${c.ids.length}` : ''}`;
+  for (const [, c] of capsByY) c.label = `${F.mib(c.y)}${c.ids.length > 1 ? ` ×${c.ids.length}` : ''}`;  // the axis's unit
   tp.replaceChildren(h('figcaption', { text: 'Throughput (samples/s)' }),
     lineChart({ title: 'Throughput vs batch', xLabel: 'batch', yLabel: 'samples/s', series: series((r) => r.throughput_per_s), xTicks: SWEEP, width: widthOf(tp, 640) }));
   mem.replaceChildren(h('figcaption', { text: 'Peak memory (MiB) with capacities' }),
@@ -579,6 +580,7 @@ function renderBreakdown() {
 // one CPU core busy issuing kernels: the total needs that many free cores (and is the whole GPU's
 // throughput times the instances only because the GPU idles either way).
 function migSummary(r, rec) {
+  if (rec.instances === 1) return `One instance of ${rec.name}: ${F.rate(rec.total_throughput_per_s)}, the most this model gets from MIG on this GPU (the whole GPU: ${F.rate(r.throughput_per_s)}).`;
   const base = `${rec.instances} instances of ${rec.name}: ${F.rate(rec.total_throughput_per_s)} in total vs ${F.rate(r.throughput_per_s)} on the whole GPU,` +
     ` assuming ${rec.instances} processes, one per instance.`;
   if (!r.host_bound) return base;
@@ -745,6 +747,7 @@ function fillForm() {
   $('#optimizer-label').hidden = settings.mode !== 'training';
   $('#region').value = settings.region || catalog.default_region;
   $('#runtime').value = settings.runtime || 'pytorch-eager';
+  $('#runtime').title = RUNTIME_WORDS[$('#runtime').value] ?? '';
   $('#predictor').value = settings.predictor;
   $('#pue').value = settings.pue ?? '';
   $('#target').value = settings.target ?? '';
@@ -783,7 +786,7 @@ const RUNTIME_WORDS = {
 
 function buildForm() {
   $('#region').replaceChildren(...catalog.regions.map((r) => h('option', { value: r.code, text: `${r.name} (${F.sig(r.g_per_kwh)} g)`, title: `${F.sig(r.g_per_kwh)} gCO₂e/kWh` })));
-  $('#runtime').replaceChildren(...catalog.runtimes.filter((r) => r.kind === 'gpu').map((r) => h('option', { value: r.name, text: RUNTIME_WORDS[r.name] ? `${r.name}: ${RUNTIME_WORDS[r.name]}` : r.name })));
+  $('#runtime').replaceChildren(...catalog.runtimes.filter((r) => r.kind === 'gpu').map((r) => h('option', { value: r.name, text: r.name, title: RUNTIME_WORDS[r.name] ?? '' })));
   const item = (d) => h('li', {},
     h('label', {}, h('input', { type: 'checkbox', value: d.id, name: 'device' }), ` ${d.name}`,
       d.memory_gb ? h('span', { class: 'muted', text: ` ${F.sig(d.memory_gb)} GB` }) : null));
@@ -841,6 +844,7 @@ function readForm() {
   $('#optimizer-label').hidden = settings.mode !== 'training';
   settings.region = $('#region').value === catalog.default_region ? '' : $('#region').value;
   settings.runtime = $('#runtime').value === 'pytorch-eager' ? '' : $('#runtime').value;
+  $('#runtime').title = RUNTIME_WORDS[$('#runtime').value] ?? '';
   settings.predictor = $('#predictor').value;
   const pue = num($('#pue'), false);
   mark($('#pue'), pue === null || (pue !== undefined && pue >= 1), 'a number of at least 1, or empty for the region\'s default');
@@ -1010,9 +1014,16 @@ function wire() {
   });
 }
 
+// A picked example is a step in the history: Back returns to the model before (the fragment names it).
+function pickExample(name) {
+  const f = toFragment({ ...settings, example: name, dims: {} });
+  if (f && f !== location.hash) history.pushState(null, '', f);
+  return openExample(name);
+}
+
 function renderGallery() {
   $('#gallery').replaceChildren(...examples.map((ex) => h('li', {},
-    h('button', { type: 'button', class: 'example', 'data-example': ex.name, onclick: () => openExample(ex.name) },
+    h('button', { type: 'button', class: 'example', 'data-example': ex.name, onclick: () => pickExample(ex.name) },
       h('strong', { text: ex.title }), h('span', { class: 'kind', text: ex.kind }), h('span', { class: 'desc', text: ex.description })))));
 }
 

@@ -196,8 +196,11 @@ export class PerfCardElement extends HTMLElement {
     const foot = this.#el('footer');
     // Every predictor that made a row (auto chooses per device family), by name: the versions are in the rows' JSON.
     const by = [...new Set(doc.predictions.map((r) => r.predictor.name))].join(', ');
+    const versions = [...new Set(doc.predictions.map((r) => r.predictor.version))].join(', ');
     const runtimes = [...new Set(doc.predictions.map((r) => r.runtime))].join(' / ');
-    foot.append(this.#el('span', null, `Predicted, not measured · ${runtimes} · by ${by} · memory: ${doc.predictions[0]?.memory_protocol ?? 'inference'} · ± = held-out error · carbon: ${doc.carbon.region}, ${F.sig(doc.carbon.grid_g_per_kwh)} g/kWh, PUE ${doc.carbon.pue}`));
+    const said = this.#el('span', null, `Predicted, not measured · ${runtimes} · by ${by} · memory: ${doc.predictions[0]?.memory_protocol ?? 'inference'} · ± = held-out error · carbon: ${doc.carbon.region}, ${F.sig(doc.carbon.grid_g_per_kwh)} g/kWh, PUE ${doc.carbon.pue}`);
+    said.title = `predictor versions: ${versions}`;
+    foot.append(said);
     const link = this.#el('a', null, 'PerfCard');
     link.href = new URL('./', import.meta.url).href;
     link.target = '_blank';

@@ -551,6 +551,12 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     assert.equal(await p.inputValue('input[data-dim="sequence"]'), '256');
     assert.equal(await p.$$eval('#dims input', (i) => i.length), 1);
     assertTableEquals(await tableRows(p), runCli(join(root, 'public/examples/llama7b_decoder.onnx'), ['--device', 'l4', '--batch', '1', '--dim', 'sequence=256']));
+    // A picked example is a step in the history: Back opens the model before, at its settings.
+    await p.click('button[data-example="resnet50"]');
+    await ready(p, 'resnet50.onnx');
+    await p.goBack();
+    await ready(p, 'llama7b_decoder.onnx');
+    assert.equal(await p.inputValue('input[data-dim="sequence"]'), '256');
     assert.deepEqual(p.errors, []);
     await p.close();
   });
