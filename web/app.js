@@ -705,9 +705,8 @@ function renderCli() {
 }
 
 // A failed prediction greys the table and disables export (what they show is not for these settings), and
-// where the core names a setting (a dim the graph cannot take) the message stands by that field.
-// Greys the table for an error (or clears the grey), and puts an error that names a dim by its field;
-// returns the field's name when it did.
+// where the core names a setting (a dim the graph cannot take) the message stands by that field, whose
+// name it returns (null: the error box says it).
 function showStale(error) {
   $('#results').classList.toggle('stale', Boolean(error) && Boolean(result));
   $('#export-json').disabled = Boolean(error) || !result;

@@ -1,8 +1,8 @@
 #include "perfcard/catalog_json.h"
 
 #include <exception>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "perfcard/json.h"
 
