@@ -28,7 +28,8 @@ th, td { padding: 5px 7px; text-align: right; white-space: nowrap; border-bottom
 th:first-child, td:first-child { text-align: left; }
 thead th { background: #f6f7f9; font-size: 12px; color: #3d444d; font-weight: 600; }
 .unc { color: #545d68; font-size: 11px; }
-.hb { display: block; color: #8a5a00; font-size: 11px; }
+.hb { display: block; color: #8a5a00; font-size: 11px; white-space: normal; max-width: 12em; margin-left: auto; }
+th:first-child, td:first-child { white-space: normal; min-width: 7em; }
 .yes { color: #146c2e; font-weight: 600; }
 .no { color: #b3261e; font-weight: 600; }
 footer { padding: 6px 12px 8px; color: #545d68; font-size: 11.5px; display: flex; justify-content: space-between; gap: 8px; flex-wrap: wrap; }

@@ -660,6 +660,16 @@ describe('the widget and the embed page', { skip, timeout: 10 * 60_000 }, () => 
     assert.deepEqual(page.errors, []);
     assert.deepEqual(net.foreign, []);
     await page.close();
+    // A narrow embed (360 x 240, a phone's column): the latency stays beside the device, not off to the right.
+    const narrow = await newPage();
+    await narrow.setViewportSize({ width: 360, height: 240 });
+    await narrow.goto(`${server.origin}/embed.html#src=examples/resnet50.onnx&devices=h100-sxm5-80gb,l4&batch=1,8`);
+    await narrow.waitForSelector('perf-card[data-state=ready]', { timeout: SLOW });
+    const right = await narrow.$eval('perf-card', (el) => Math.max(...[...el.shadowRoot.querySelectorAll('tbody td[data-value]')]
+      .map((td) => td.getBoundingClientRect().right)));
+    assert.ok(right <= 360, `the first figures end at ${right} px of 360`);
+    await narrow.screenshot({ path: join(shots, 'embed-narrow.png') });
+    await narrow.close();
   });
 
   test('a widget with a bad src says so', { timeout: SLOW }, async () => {
