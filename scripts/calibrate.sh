@@ -27,4 +27,4 @@ bash scripts/build.sh --native-only >/dev/null
 /usr/bin/python3 -m scripts.calibration.calibrate_cpu
 /usr/bin/python3 -m scripts.calibration.calibrate_ort_memory --write
 /usr/bin/python3 -m scripts.calibration.calibrate_browser >/dev/null
-/usr/bin/python3 -m scripts.calibration.evaluate_roofline
+/usr/bin/python3 -m scripts.calibration.evaluate_roofline --write

@@ -8,8 +8,16 @@ DeepLearningExamples batch sweeps (V100, A100, T4; never fitted on) when scripts
 ML.ENERGY power and energy per token of LLM decoding (held-out families, scripts/roofline/energy.py).
 Metrics per source, device and precision: rows, MAPE, median APE, Kendall's tau.
 
-Run: /usr/bin/python3 -m scripts.calibration.evaluate_roofline   (after the calibration scripts)
+Run (after the calibration scripts; needs the zoo graphs the rows name, which it writes first):
+  /usr/bin/python3 -m scripts.calibration.evaluate_roofline            prints the report, writes nothing
+  /usr/bin/python3 -m scripts.calibration.evaluate_roofline --write    stores each family's held-out MAPE in
+                                   weights/roofline.json and rewrites docs/accuracy.md's roofline part
+                                   (scripts/calibrate.sh does)
+  /usr/bin/python3 -m scripts.calibration.evaluate_roofline --check    exit 1, naming the differences, where
+                                   the committed uncertainty or docs/accuracy.md's roofline part is not what
+                                   the committed constants and ../shared give (its date line aside)
 """
+import argparse
 import datetime
 import json
 import os
@@ -324,7 +332,10 @@ def generated_sections(path: str) -> str:
     if not os.path.exists(path):
         return ""
     with open(path) as f:
-        text = f.read()
+        return generated_sections_of(f.read())
+
+
+def generated_sections_of(text: str) -> str:
     lines = text.split("\n")
     first = next((k for k, line in enumerate(lines) if line.startswith("<!-- ") and ":begin" in line), None)
     if first is None:
@@ -337,7 +348,12 @@ def generated_sections(path: str) -> str:
     return "\n".join(lines[first:])
 
 
-def main():
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--write", action="store_true", help="store the uncertainty and rewrite the report")
+    mode.add_argument("--check", action="store_true", help="exit 1 where the committed figures differ")
+    args = ap.parse_args(argv)
     rows = []
     with open(CONSTANTS) as f:
         constants = json.load(f)  # the working tree's constants, not the copy embedded at the last build
@@ -391,14 +407,11 @@ def main():
         host["pytorch-eager"] = host_entry
     if host:
         doc["host_bound_accuracy"] = host
-    with open(CONSTANTS, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
 
     prov = json.loads(doc["provenance"])
     lines = ["# Accuracy of the roofline predictor (" + doc["version"] + ")", "",
-             "Written by `/usr/bin/python3 -m scripts.calibration.evaluate_roofline` on " + datetime.date.today().isoformat() +
-             "; every figure below is recomputed by that command from `../shared/data/public/` and the",
+             "Written by `/usr/bin/python3 -m scripts.calibration.evaluate_roofline --write` on " + datetime.date.today().isoformat() +
+             " (`--check` compares without writing); every figure below is recomputed by that command from `../shared/data/public/` and the",
              "constants in `weights/roofline.json`. Predictions come from the C++ predictor (`perfcard eval`).", "",
              "APE = |predicted / measured - 1|. Kendall's tau ranks predictions against measurements within a",
              "group (1 = same order). Held-out rows were never used to fit: GEMM shapes are split 80/20 by",
@@ -433,7 +446,8 @@ def main():
               "- MLPerf: only as never-fitted rows (section below): TensorRT is not a runtime PerfCard models yet.",
               "- CPUs: only the build VM is measured with onnxruntime; other catalog CPUs use its constants.",
               "- The browser family (\"this device\"): fitted and scored on the machines whose onnxruntime-web rows",
-              "  have a probe (`data/measured/machine_probe.json`); its held-out rows are new models, not new machines.",
+              "  have a probe (`data/measured/machine_probe.json`): two so far; its uncertainty (stage W) leaves each",
+              "  machine out in turn, but a visitor's machine can differ from both more than they differ from each other.",
               "- GPUs of our own: an H200 and an H100 with PyTorch 2.11 eager, fp16, batches 1 and 16, and on the H200",
               "  batch sweeps (2-256) and torch.compile rows (section \"Our GPU measurements\"; their eager inference",
               "  rows are in the table above and set hopper's uncertainty; the reduce-overhead rows fit the",
@@ -442,15 +456,70 @@ def main():
               "## Calibration provenance", "", "```json", json.dumps(prov, indent=1, sort_keys=True), "```", "",
               "Power model (`weights/roofline.json` \"power\"):", "", "```json",
               json.dumps(doc["power"], indent=1, sort_keys=True), "```", ""]
+    print("\n".join(lines[:12 + len(rows)]))
+    print("\n".join(energy_lines))
+    if args.check:
+        with open(CONSTANTS) as f:
+            shipped = json.load(f)
+        with open(DOC) as f:
+            text = f.read()
+        diffs = differences(shipped, doc, roofline_part(text), lines)
+        for d in diffs:
+            print(f"differs: {d}")
+        print(f"{len(diffs)} difference(s) from the committed uncertainty and {os.path.relpath(DOC, paths.ROOT)}"
+              if diffs else "the committed uncertainty and the roofline report reproduce")
+        return 1 if diffs else 0
+    if not args.write:
+        print("nothing written (--write stores the uncertainty and the report; --check compares them)")
+        return 0
+    with open(CONSTANTS, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
     os.makedirs(os.path.dirname(DOC), exist_ok=True)
     tail = generated_sections(DOC)
     with open(DOC, "w") as f:
         f.write("\n".join(lines) + ("\n" + tail if tail else ""))
-    print("\n".join(lines[:12 + len(rows)]))
-    print("\n".join(energy_lines))
-    print(f"wrote {DOC}")
+    print(f"wrote {DOC} and {os.path.relpath(CONSTANTS, paths.ROOT)}")
     refresh_manifest()
+    return 0
+
+
+def roofline_part(text: str) -> list:
+    """docs/accuracy.md's lines this script writes: those above what other scripts generated."""
+    tail = generated_sections_of(text)
+    return (text[:len(text) - len(tail)] if tail else text).rstrip("\n").split("\n")
+
+
+def differences(shipped: dict, computed: dict, doc_lines: list, new_lines: list) -> list:
+    """What --check reports: each family's uncertainty (MAPE to 0.01 points, rows exactly), the host-bound
+    entries, and the report's lines (the "Written by ... on DATE" line aside)."""
+    out = []
+    for key in ("accuracy", "host_bound_accuracy"):
+        a, b = shipped.get(key, {}), computed.get(key, {})
+        for name in sorted(set(a) | set(b)):
+            x, y = a.get(name), b.get(name)
+            if x is None or y is None:
+                out.append(f"{key}.{name}: {'missing from the committed file' if x is None else 'not computed'}")
+                continue
+            for field in sorted(set(x) | set(y)):
+                u, v = x.get(field), y.get(field)
+                same = (round(u, 4) == round(v, 4)) if isinstance(u, float) and isinstance(v, float) else u == v
+                if not same:
+                    out.append(f"{key}.{name}.{field}: committed {u!r}, computed {v!r}")
+    dated = lambda ls: [("Written by <date>" if l.startswith("Written by ") else l) for l in ls]
+    old, new = dated(doc_lines), dated(new_lines)
+    shown = 0
+    for k in range(max(len(old), len(new))):
+        u = old[k] if k < len(old) else "<none>"
+        v = new[k] if k < len(new) else "<none>"
+        if u != v:
+            shown += 1
+            if shown <= 12:
+                out.append(f"docs line {k + 1}: committed {u!r}, computed {v!r}")
+    if shown > 12:
+        out.append(f"... and {shown - 12} more docs lines")
+    return out
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
