@@ -64,7 +64,7 @@ const catalogReady = new Promise((resolve) => { catalogLoaded = resolve; });
 let examples = [];        // examples/index.json
 let model = null;         // {name, label, fileBytes, analysis, batchSymbol, example}
 let result = null;        // {table, sweep, options, here}
-let probe = null;         // "this device": what probeMachine() measured in the worker (this visit only)
+let probe = null;         // "this device": what probeMachine() measured in the worker (this tab, reloads included)
 let busy = false;
 let queued = false;
 
@@ -375,7 +375,9 @@ function hereText() {
 }
 
 // Only when asked: about half a second of measurement in the worker, then every prediction of this visit
-// has the row (not kept in the URL: a link opened elsewhere is another machine).
+// has the row, a reload included (the tab's sessionStorage; not kept in the URL: a link opened elsewhere
+// is another machine).
+const PROBE_KEY = 'perfcard.probe';
 async function measureHere() {
   const b = $('#probe-device');
   b.disabled = true;
@@ -383,6 +385,7 @@ async function measureHere() {
   try {
     probe = await call('probe');
     b.textContent = 'Measure this device again';
+    try { sessionStorage.setItem(PROBE_KEY, JSON.stringify(probe)); } catch { /* storage refused: this page only */ }
   } catch (e) {
     showError(`This device could not be measured: ${e.message}`);
   } finally {
@@ -390,6 +393,16 @@ async function measureHere() {
   }
   if (model) predictNow();
   else setStatus('idle', probe ? 'This device is measured: open a model to see its row.' : 'Open a model or pick an example.');
+}
+
+// This visit's measurement, if it made one before a reload; anything malformed is dropped, not trusted.
+function storedProbe() {
+  try {
+    const p = JSON.parse(sessionStorage.getItem(PROBE_KEY) ?? 'null');
+    return p && p.gemm_gflops > 0 && p.stream_gbs > 0 && typeof p.device?.id === 'string' ? p : null;
+  } catch {
+    return null;
+  }
 }
 
 // A device's swatch: its colour, dashed for the second eight (as its line in the charts).
@@ -1052,6 +1065,8 @@ async function main() {
   registerOffline();
   if (window.matchMedia('(max-width: 760px)').matches) $('#settings-box').open = false;
   wire();
+  probe = storedProbe();
+  if (probe) $('#probe-device').textContent = 'Measure this device again';
   // The worker compiles the wasm module while the examples list arrives; the default model's download
   // starts as soon as its name is known, and the form is built when the catalog arrives.
   const init = call('init');

@@ -390,6 +390,14 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     assert.match(await p.textContent('#table tbody tr[data-device="this-device"] th small.id'), /measured here: .* GFLOP\/s/);
     await p.locator('#table tbody tr[data-device="this-device"]').scrollIntoViewIfNeeded();
     await p.screenshot({ path: join(shots, 'page-this-device.png'), fullPage: false });
+    // A reload keeps this visit's measurement (the tab's storage), without measuring again.
+    const cell = async () => p.$eval('#table tbody tr[data-device="this-device"] td[data-key="latency_ms"]', (td) => td.dataset.value);
+    const before = await cell();
+    await p.reload();
+    await ready(p, 'resnet50.onnx');
+    await p.waitForSelector('#table tbody tr[data-device="this-device"]', { timeout: SLOW });
+    assert.equal(await cell(), before, 'the same rates, so the same row');
+    assert.equal(await p.textContent('#probe-device'), 'Measure this device again');
     assert.deepEqual(p.errors, []);
     await p.close();
   });
