@@ -535,21 +535,51 @@ function renderSweep() {
   }));
 }
 
+// The rows the breakdown can show: the table's, and this device's where it was measured.
+function focusRows() {
+  return [...(result?.table.predictions ?? []), ...(result?.here?.predictions ?? [])];
+}
+
 function focusRow() {
-  const rows = result?.table.predictions ?? [];
+  const rows = focusRows();
   return rows.find((r) => r.device === settings.focus) ?? rows[0] ?? null;
+}
+
+// A device entry as the breakdown reads it: the catalog's, or this device's (the probe's entry, whose figures
+// carry their sources) with its measured rates.
+function deviceOf(id) {
+  if (id !== probe?.device.id) return device(id);
+  const d = probe.device;
+  return { id: d.id, name: d.name, kind: d.kind, memory_bandwidth_gbs: d.memory_bandwidth_gbs.value,
+    peak_fp32_gflops: d.peak_fp32_gflops.value, peak_tflops: { fp32: d.peak_fp32_gflops.value / 1e3 } };
 }
 
 function renderFocusSelect() {
   const sel = $('#focus');
-  const rows = result?.table.predictions ?? [];
+  const rows = focusRows();
   const cur = focusRow();
-  sel.replaceChildren(...rows.map((r) => h('option', { value: r.device, selected: cur && r.device === cur.device, text: r.device_name })));
+  sel.replaceChildren(...rows.map((r) => h('option', { value: r.device, selected: cur && r.device === cur.device, text: r.device === probe?.device.id ? 'This device (browser)' : r.device_name })));
   sel.disabled = rows.length === 0;
+}
+
+// The prediction carries the kernels of one row (the worker's predict): another row's are asked for, and
+// the breakdown drawn again when they arrive, unless a newer prediction has replaced this one.
+let kernelsAsked = null;
+function loadKernels(r) {
+  if (kernelsAsked === r) return;
+  kernelsAsked = r;
+  const shown = result;
+  const options = r.device === probe?.device.id ? result.hereOptions : result.options;
+  call('kernels', { table: options, device: r.device }).then((kernels) => {
+    if (result?.table !== shown.table) return;
+    r.kernels = kernels ?? [];
+    renderBreakdown();
+  }, (err) => showError(err.message)).finally(() => { if (kernelsAsked === r) kernelsAsked = null; });
 }
 
 function renderBreakdown() {
   const r = focusRow();
+  if (r && !r.kernels) loadKernels(r);
   const note = $('#breakdown-note');
   const ops = $('#chart-optypes');
   const ks = $('#chart-kernels');
@@ -561,7 +591,7 @@ function renderBreakdown() {
   }
   const kernels = r.kernels;
   const busyMs = kernels.reduce((a, k) => a + k.time_ms, 0);
-  const dev = device(r.device);
+  const dev = deviceOf(r.device);
   note.textContent = `${r.device_name}, batch ${r.batch}, ${r.precision}, ${r.runtime}: ${kernels.length} kernels, ` +
     `${F.ms(busyMs)} of device time in a predicted latency of ${F.ms(r.latency_ms)}` +
     (busyMs < 0.8 * r.latency_ms && dev.kind === 'gpu' ? ' — the rest is the runtime issuing kernels from the host (launch-bound at this batch).' : '.');
@@ -946,21 +976,9 @@ function wire() {
     renderTable();
     document.querySelector(`#table button[data-sort="${key}"]`)?.focus();
   });
-  $('#focus').addEventListener('change', async (e) => {
+  $('#focus').addEventListener('change', (e) => {
     settings.focus = e.target.value;
     syncFragment();
-    // The table carries the kernels of one row (the worker's predict): another row's are asked for.
-    const shown = result?.table;
-    const r = focusRow();
-    if (r && !r.kernels) {
-      try {
-        const kernels = await call('kernels', { table: result.options, device: r.device });
-        if (result?.table !== shown) return;  // a newer prediction draws its own breakdown
-        r.kernels = kernels;
-      } catch (err) {
-        showError(err.message);
-      }
-    }
     renderBreakdown();
   });
   $('#file').addEventListener('change', (e) => {

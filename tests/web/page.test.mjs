@@ -390,6 +390,10 @@ describe('the page', { skip, timeout: 20 * 60_000 }, () => {
     assert.match(await p.textContent('#table tbody tr[data-device="this-device"] th small.id'), /measured here: .* GFLOP\/s/);
     await p.locator('#table tbody tr[data-device="this-device"]').scrollIntoViewIfNeeded();
     await p.screenshot({ path: join(shots, 'page-this-device.png'), fullPage: false });
+    // Its kernels in the breakdown, on its own measured roofs.
+    await p.selectOption('#focus', 'this-device');
+    await p.waitForFunction(() => /onnxruntime-web/.test(document.querySelector('#breakdown-note').textContent), null, { timeout: SLOW });
+    assert.ok(await p.$$eval('#chart-roofline svg circle', (c) => c.length) > 10, 'this device\'s kernels on its roofline');
     // A reload keeps this visit's measurement (the tab's storage), without measuring again.
     const cell = async () => p.$eval('#table tbody tr[data-device="this-device"] td[data-key="latency_ms"]', (td) => td.dataset.value);
     const before = await cell();
