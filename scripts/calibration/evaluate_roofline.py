@@ -506,7 +506,11 @@ def differences(shipped: dict, computed: dict, doc_lines: list, new_lines: list)
                 same = (round(u, 4) == round(v, 4)) if isinstance(u, float) and isinstance(v, float) else u == v
                 if not same:
                     out.append(f"{key}.{name}.{field}: committed {u!r}, computed {v!r}")
-    dated = lambda ls: [("Written by <date>" if l.startswith("Written by ") else l) for l in ls]
+    def dated(ls):  # the date line aside, and the blank lines the document ends its part with
+        ls = [("Written by <date>" if l.startswith("Written by ") else l) for l in ls]
+        while ls and not ls[-1].strip():
+            ls.pop()
+        return ls
     old, new = dated(doc_lines), dated(new_lines)
     shown = 0
     for k in range(max(len(old), len(new))):
