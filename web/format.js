@@ -132,16 +132,17 @@ export function oodText(r) {
  *  else null. */
 export function hostBoundText(r, withHost = true) {
   if (!r.host_bound || !(r.latency_ms > 0)) return null;
-  const own = r.predictor?.name === 'roofline';
-  const host = withHost && own && r.host_us_per_kernel ? `, host ${sig(r.host_us_per_kernel)} µs/kernel` : '';
+  const host = withHost && byRoofline(r) && r.host_us_per_kernel ? `, host ${sig(r.host_us_per_kernel)} µs/kernel` : '';
   return `host-bound: ${busyText(r)}${host}`;
 }
+
+const byRoofline = (r) => r.predictor?.name === 'roofline';
 
 /** The tooltip of a host-bound row: what it means, and whose host time the latency carries. */
 export function hostBoundTitle(r) {
   const what = 'The runtime issues kernels from the host more slowly than the device runs them: a faster device does not help at this batch; a larger batch or graph replay does.';
   if (!r.host_us_per_kernel) return what;
-  return r.predictor?.name === 'roofline'
+  return byRoofline(r)
     ? `${what} The roofline assumes ${sig(r.host_us_per_kernel)} µs of host time per kernel (the fitted constant, or the "Host" field).`
     : `${what} The ${r.predictor?.name} predictor corrects the roofline (${sig(r.host_us_per_kernel)} µs of host time per kernel) by what its measured rows did, hosts included: GPUs measured on faster hosts come out faster here.`;
 }

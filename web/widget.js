@@ -25,11 +25,10 @@ h2 { margin: 0; font-size: 15px; }
 .wrap { overflow: auto; min-height: 0; flex: 0 1 auto; }
 table { border-collapse: collapse; width: 100%; font-size: 12.5px; }
 th, td { padding: 5px 7px; text-align: right; white-space: nowrap; border-bottom: 1px solid #eef1f4; }
-th:first-child, td:first-child { text-align: left; }
+th:first-child, td:first-child { text-align: left; white-space: normal; min-width: 7em; }
 thead th { background: #f6f7f9; font-size: 12px; color: #3d444d; font-weight: 600; }
 .unc { color: #545d68; font-size: 11px; }
 .hb { display: block; color: #8a5a00; font-size: 11px; white-space: normal; max-width: 12em; margin-left: auto; }
-th:first-child, td:first-child { white-space: normal; min-width: 7em; }
 .yes { color: #146c2e; font-weight: 600; }
 .no { color: #b3261e; font-weight: 600; }
 footer { padding: 6px 12px 8px; color: #545d68; font-size: 11.5px; display: flex; justify-content: space-between; gap: 8px; flex-wrap: wrap; }

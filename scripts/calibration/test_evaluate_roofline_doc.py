@@ -53,10 +53,6 @@ class GeneratedSectionsTest(unittest.TestCase):
         self.assertEqual(generated_sections("/nonexistent/accuracy.md"), "")
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class CheckTest(unittest.TestCase):
     """--check: the committed uncertainty and the report's own lines against what was computed."""
     SHIPPED = {"accuracy": {"cpu": {"mape": 0.21712, "rows": 287, "source": "ours"}},
@@ -80,3 +76,7 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(got, ["accuracy.cpu.mape: committed 0.21712, computed 0.25",
                                "accuracy.hopper: missing from the committed file",
                                "docs line 3: committed '| a | b |', computed '| a | c |'"])
+
+
+if __name__ == "__main__":
+    unittest.main()
