@@ -161,12 +161,12 @@ def main():
     data = sections.get(11, b"")
     # The embedded data files are NUL-terminated JSON texts; everything else in the data section is "rest".
     embedded, rest = {}, data
-    for blob in re.findall(rb'\{\n\s*"[^\x00]*?(?=\x00)', data):
+    for blob in re.findall(rb'\{\s*"[^\x00]*?(?=\x00)', data):
         if len(blob) <= 1000:
             continue
         rest = rest.replace(blob, b"")
         head = blob[:120].decode("utf-8", "replace")
-        key = ("devices.json" if '"description": "PerfCard device catalog' in head else
+        key = ("devices.json" if re.search(r'"description":\s*"PerfCard device catalog', head) else
                "roofline.json" if '"accuracy"' in head or '"format_version"' in head else
                "carbon_regions.json" if '"regions"' in head or "gCO2eq" in head else
                "manifest.json" if "weights-manifest" in head else None)
