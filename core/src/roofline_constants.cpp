@@ -19,6 +19,25 @@ double num(const Json& j, std::string_view key, const std::string& where) {
   return v;
 }
 
+// The fit's record (sources, splits, per-stage figures: a JSON object in a string) is for the calibration
+// scripts, which read the file; the catalog document says who fitted the constants and when. The page's
+// module embeds the record cut to those two fields (cmake/PageData.mjs).
+std::string provenance_line(const std::string& record) {
+  if (record.empty() || record.front() != '{') return record;
+  const Json r = Json::parse(record, "the roofline constants' provenance");
+  std::string line = "fitted by " + r.string_or("script", "an unnamed script") + " on " +
+                     r.string_or("created", "an unrecorded date");
+  // Later stages refit parts (CPUs, the browser, eager PyTorch's host, memory): named in the record's order.
+  std::string stages;
+  for (const auto& [key, stage] : r.members()) {
+    if (key.rfind("stage_", 0) != 0 || !stage.is_object() || !stage["script"].is_string()) continue;
+    const std::string script = stage["script"].as_string();
+    if (stages.find(script) == std::string::npos) (stages += stages.empty() ? "" : ", ") += script;
+  }
+  if (!stages.empty()) line += ", refitted in part by " + stages;
+  return line + " (the fit's record: weights/roofline.json, 'provenance')";
+}
+
 }  // namespace
 
 RooflineConstants RooflineConstants::parse(std::string_view text) {
@@ -30,7 +49,7 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
     throw data_error("roofline constants format " + fmt + " is not readable by this build (reads 1.x); update PerfCard");
   RooflineConstants c;
   c.version = doc.string_or("version", "");
-  c.provenance = doc.string_or("provenance", "");
+  c.provenance = provenance_line(doc.string_or("provenance", ""));
   for (const auto& [name, f] : doc["families"].members()) {
     FamilyConstants fc;
     std::string w = "families." + name;

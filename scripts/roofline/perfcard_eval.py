@@ -1,6 +1,7 @@
 """Drives `perfcard eval`: one C++ process answers a batch of prediction queries, so calibration and
 evaluation exercise exactly the code the CLI and the web page run."""
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -77,10 +78,26 @@ def refresh_manifest():
     subprocess.run([sys.executable, "-m", "scripts.weights.update_manifest"], check=True, cwd=paths.ROOT)
 
 
+def finite_or_none(value):
+    """The value with every float that is not finite (a Kendall tau of one row is NaN) made None: JSON has no
+    NaN, and the core and the page's build read the provenance record as JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(v) for v in value]
+    return value
+
+
 def write_constants(doc, path=None):
     """Every calibration stage writes weights/roofline.json the same way (sorted keys, one-space indent, a final
-    newline) and refreshes weights/manifest.json's sha256 and size for it."""
+    newline, the provenance record as valid JSON text) and refreshes weights/manifest.json's sha256 and size
+    for it."""
+    prov = doc.get("provenance")
+    if isinstance(prov, str) and prov.startswith("{"):
+        doc = {**doc, "provenance": json.dumps(finite_or_none(json.loads(prov)), sort_keys=True, allow_nan=False)}
     with open(path or paths.ROOFLINE_JSON, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
+        json.dump(doc, f, indent=1, sort_keys=True, allow_nan=False)
         f.write("\n")
     refresh_manifest()

@@ -77,7 +77,7 @@ struct AccuracyNote {           // held-out accuracy of this predictor, from scr
 
 struct RooflineConstants {
   std::string version;          // e.g. "roofline-1.0"
-  std::string provenance;       // data sources, split, fitting date
+  std::string provenance;       // who fitted the constants and when (the fit's record stays in the file)
   std::map<std::string, FamilyConstants> families;
   std::map<std::string, RuntimeConstants> runtimes;
   std::map<std::string, std::string> arch_family;  // device arch (e.g. "Hopper GH100 sm90") prefix -> family
