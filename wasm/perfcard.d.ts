@@ -170,6 +170,7 @@ export interface Catalog {
   predictor: {
     name: string;
     version: string;
+    /** Which scripts fitted the constants and when (the fit's whole record is in weights/roofline.json). */
     provenance: string;
     /** Held-out MAPE by device family. */
     accuracy: Record<string, { mape: number; rows: number; source: string }>;
