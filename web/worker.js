@@ -99,7 +99,6 @@ async function predict(id, msg) {
     (n) => post({ id, type: 'progress', phase: 'predictor', loaded: n, total: n }));
   const t0 = performance.now();
   const table = model.predict(options);
-  withKernels(table, options, msg.focus);
   let replay = null;
   try {
     replay = msg.replay ? model.predict(msg.replay) : null;
@@ -112,6 +111,7 @@ async function predict(id, msg) {
   } catch (e) {  // the visitor's row only: the table stands without it, and says why
     note = [note, `This device could not be predicted: ${e?.message ?? e}`].filter(Boolean).join(' ');
   }
+  withKernels(table, options, here, msg.here && { ...msg.here, predictor: options.predictor }, msg.focus);
   const t1 = performance.now();
   // The table goes out first, so the page can draw it while the batch sweep is computed.
   if (msg.sweep) post({ id, type: 'progress', phase: 'table', table, replay, here, ms: t1 - t0, predictorNote: note });
@@ -125,9 +125,14 @@ async function predict(id, msg) {
   };
 }
 
-// Per-kernel rows for the one device the breakdown shows: for all 16 GPUs they are ~0.4 MB of JSON for
-// ResNet-50 and made the table ten times slower to predict and to hand to the page.
-function withKernels(table, options, focus) {
+// Per-kernel rows for the one device the breakdown shows (this device's row too): for all 16 GPUs they are
+// ~0.4 MB of JSON for ResNet-50 and made the table ten times slower to predict and to hand to the page.
+function withKernels(table, options, here, hereOptions, focus) {
+  const mine = here?.predictions.find((r) => r.device === focus);
+  if (mine) {
+    mine.kernels = kernelsOf(hereOptions, mine.device);
+    return;
+  }
   const row = table.predictions.find((r) => r.device === focus) ?? table.predictions[0];
   if (row) row.kernels = kernelsOf(options, row.device);
 }
