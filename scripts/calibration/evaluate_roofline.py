@@ -507,7 +507,8 @@ def differences(shipped: dict, computed: dict, doc_lines: list, new_lines: list)
                 if not same:
                     out.append(f"{key}.{name}.{field}: committed {u!r}, computed {v!r}")
     def dated(ls):  # the date line aside, and the blank lines the document ends its part with
-        ls = [("Written by <date>" if l.startswith("Written by ") else l) for l in ls]
+        # main() holds some blocks (the provenance's JSON) as one element of many lines: one line each here
+        ls = [("Written by <date>" if l.startswith("Written by ") else l) for e in ls for l in e.split("\n")]
         while ls and not ls[-1].strip():
             ls.pop()
         return ls

@@ -77,6 +77,13 @@ class CheckTest(unittest.TestCase):
                                "accuracy.hopper: missing from the committed file",
                                "docs line 3: committed '| a | b |', computed '| a | c |'"])
 
+    def test_a_block_held_as_one_element_of_many_lines_reads_as_those_lines(self):
+        lines = roofline_part(DOC)
+        block = "\n".join(lines[1:4])  # as main() holds the provenance's JSON: one string
+        computed = {"accuracy": {"cpu": {"mape": 0.21712, "rows": 287, "source": "ours"}},
+                    "host_bound_accuracy": {"pytorch-eager": {"mape": 0.41, "rows": 90}}}
+        self.assertEqual(differences(self.SHIPPED, computed, lines, [lines[0], block] + lines[4:]), [])
+
 
 if __name__ == "__main__":
     unittest.main()
