@@ -26,6 +26,7 @@ from scipy.optimize import minimize
 
 from scripts import paths
 from scripts.calibration.calibrate_cpu import fit_sample, metrics
+from scripts.cli import no_options
 from scripts.measure import probe_web
 from scripts.roofline.cpu_rows import ort_queries, web_rows
 from scripts.roofline.perfcard_eval import refresh_manifest, run_queries, write_constants
@@ -266,4 +267,5 @@ def section(w):
 
 
 if __name__ == "__main__":
+    no_options(__doc__)
     main()

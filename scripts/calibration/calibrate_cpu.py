@@ -21,6 +21,7 @@ from scipy.optimize import minimize
 from scipy.stats import kendalltau
 
 from scripts import paths
+from scripts.cli import no_options
 from scripts.roofline.cpu_rows import machine, ort_queries, ort_rows
 from scripts.roofline.perfcard_eval import refresh_manifest, run_queries, write_constants
 
@@ -205,4 +206,5 @@ def write_fitted_machine(device_id, clock, gbs, stage):
 
 
 if __name__ == "__main__":
+    no_options(__doc__)
     main()

@@ -16,6 +16,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from scripts import paths
+from scripts.cli import no_options
 from scripts.roofline.perfcard_eval import run_queries, write_constants
 from scripts.roofline.whole_models import queries, timm_rows
 
@@ -138,4 +139,5 @@ def main():
 
 
 if __name__ == "__main__":
+    no_options(__doc__)
     main()

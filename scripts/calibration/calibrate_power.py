@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 
 from scripts import paths
+from scripts.cli import no_options
 from scripts.roofline import energy
 from scripts.roofline.perfcard_eval import cli, write_constants
 
@@ -96,4 +97,5 @@ def main():
 
 
 if __name__ == "__main__":
+    no_options(__doc__)
     main()

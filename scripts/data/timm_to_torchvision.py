@@ -31,6 +31,8 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from scripts.cli import no_options
+
 MAP_PATH = Path(__file__).with_name("timm_torchvision_map.json")
 PARAM_TOL = 0.01
 ACT_TOL = 0.01
@@ -276,6 +278,7 @@ def build(csv_path: Optional[Path] = None, out_path: Path = MAP_PATH) -> dict:
 
 
 if __name__ == "__main__":
+    no_options(__doc__)
     from scripts.data import sources as _s
 
     if not _s.data_available():

@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 
+from scripts.cli import no_options
 from scripts.training import rows as trows
 from scripts.training import trees
 
@@ -46,4 +47,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    no_options(__doc__)
     sys.exit(main())

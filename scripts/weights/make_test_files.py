@@ -20,6 +20,7 @@ import os
 import numpy as np
 
 from scripts import paths
+from scripts.cli import no_options
 from scripts.weights import pcwt
 
 OUT = os.path.join(paths.TEST_DATA, "weights")
@@ -136,4 +137,5 @@ def main():
 
 
 if __name__ == "__main__":
+    no_options(__doc__)
     main()

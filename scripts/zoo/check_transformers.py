@@ -14,6 +14,7 @@ import tempfile
 
 import onnx
 
+from scripts.cli import no_options
 from scripts.zoo import manifest
 from scripts.zoo import transformers as zt
 
@@ -79,4 +80,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    no_options(__doc__)
     sys.exit(main())

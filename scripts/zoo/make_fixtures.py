@@ -27,6 +27,7 @@ import torch
 import onnx
 
 from scripts import paths
+from scripts.cli import no_options
 from scripts.zoo import export_bert, export_torchvision, graph_only, torch_count
 from scripts.zoo.bert import BERT_TINY, Bert
 
@@ -150,4 +151,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    no_options(__doc__)
     sys.exit(main())
