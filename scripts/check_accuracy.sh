@@ -9,7 +9,8 @@
 #   gpu-ours       scripts.calibration.evaluate_gpu_ours --check       our own GPU campaign's rows
 #   cuda-graphs    scripts.calibration.calibrate_cuda_graphs --check   CUDA graphs (stage H)
 # Each check's output goes to build/check_accuracy/<name>.log. Exit 1 naming the sections that differ (their
-# logs say which figures); minutes on a 2-core machine, tens of minutes the first time (the zoo graphs).
+# logs say which figures). About 4 minutes on a 2-core machine whose zoo is whole; the first time, writing
+# the graphs takes longer (hours for the whole zoo: `scripts.zoo.all` writes it, resumable).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh --native-only >/dev/null || exit 1
