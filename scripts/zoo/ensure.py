@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 from scripts import paths
-from scripts.zoo import manifest
+from scripts.zoo import graph_only, manifest
 
 
 def _build(entry: dict):
@@ -37,7 +37,6 @@ def ensure_graph(entry: dict) -> str:
     path = os.path.join(manifest.OUT_DIR, entry["file"])
     if os.path.exists(path):
         return path
-    import onnx
     os.makedirs(os.path.dirname(path), exist_ok=True)
     print(f"writing {entry['file']} (missing from the zoo)", file=sys.stderr, flush=True)
     model, written = _build(entry)
@@ -49,7 +48,7 @@ def ensure_graph(entry: dict) -> str:
         raise RuntimeError(f"{entry['id']}: the generator now writes structure {got[:12]}, the manifest has "
                            f"{want[:12]}; rewrite the manifest (scripts.zoo.all) before using this graph")
     if not written:
-        onnx.save_model(model, path)
+        graph_only.save(model, path)
     return path
 
 

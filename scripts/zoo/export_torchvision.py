@@ -163,7 +163,7 @@ def export_one(name: str, opset: int, fold_bn: bool, do_count: bool, out_dir: st
                     for e in t.external_data:
                         if e.key == "location":
                             e.value = name + ".onnx.weights"
-            onnx.save_model(proto, out_path)
+            graph_only.save(proto, out_path)
         else:
             graph_only.strip_to_graph_only(proto, out_path)
     rec["nodes"] = len(proto.graph.node)

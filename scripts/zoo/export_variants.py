@@ -44,6 +44,7 @@ from torchvision.models import vgg as tv_vgg
 from torchvision.models import convnext as tv_convnext
 
 from scripts import paths
+from scripts.zoo import graph_only
 from scripts.zoo import manifest as zm
 
 GENERATOR = "torchvision"
@@ -215,9 +216,7 @@ def export(cfg: dict, family: str, path: str) -> onnx.ModelProto:
                     if e.key == "location":
                         e.value = os.path.basename(path) + ".weights"
     strip_in_memory(proto, os.path.basename(path) + ".weights")
-    tmp_path = path + ".tmp"
-    onnx.save_model(proto, tmp_path)
-    os.replace(tmp_path, path)
+    graph_only.save(proto, path)
     return proto
 
 

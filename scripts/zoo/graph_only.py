@@ -36,6 +36,14 @@ def strip_to_graph_only(model: onnx.ModelProto, out_path: str, small_bytes: int 
         shutil.rmtree(tmp, ignore_errors=True)  # the weights file goes with the temp dir
 
 
+def save(model: onnx.ModelProto, path: str) -> None:
+    """Write `model` to `path` through a temporary name: a killed export never leaves a partial file, which
+    the resumable exporters and the evaluations' ensure step would take for a finished one."""
+    tmp = path + ".tmp"
+    onnx.save_model(model, tmp)
+    os.replace(tmp, path)
+
+
 def load_structure(path: str) -> onnx.ModelProto:
     """Load an ONNX file without its external data (works whether or not the data file exists)."""
     return onnx.load(path, load_external_data=False)

@@ -45,7 +45,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from scripts import paths
-from scripts.zoo import manifest
+from scripts.zoo import graph_only, manifest
 
 HELP_CSV = paths.shared("help_latency_long.csv.gz")
 GENERATOR = "nasbench201"
@@ -274,7 +274,7 @@ def main() -> int:
             arch = archs[idx]
             model = build_model(arch, args.dataset, gid)
             path = os.path.join(out_dir, gid + ".onnx")
-            onnx.save_model(model, path)
+            graph_only.save(model, path)
             shash = manifest.structure_hash(model)
             entry = {
                 "id": gid, "file": f"{GENERATOR}/{gid}.onnx", "family": "nasbench201", "variant": f"{idx:05d}",

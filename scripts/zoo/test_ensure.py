@@ -6,7 +6,37 @@ import unittest
 from unittest import mock
 
 from scripts.roofline import cpu_rows
-from scripts.zoo import ensure, manifest
+from scripts.zoo import ensure, graph_only, manifest
+
+
+class SaveTest(unittest.TestCase):
+    """graph_only.save: a graph is on disk whole or not at all (the exporters resume past any file there)."""
+
+    def model(self):
+        import onnx
+        from onnx import TensorProto, helper
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+        return helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]))
+
+    def test_the_file_is_written_and_no_temporary_is_left(self):
+        import onnx
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.onnx")
+            graph_only.save(self.model(), path)
+            self.assertEqual(onnx.load(path).graph.node[0].op_type, "Relu")
+            self.assertEqual(os.listdir(d), ["m.onnx"])
+
+    def test_a_write_cut_short_leaves_no_file_under_the_graph_s_name(self):
+        def cut_short(model, where):
+            with open(where, "wb") as f:
+                f.write(b"\x08\x07")  # the start of a ModelProto, then the process dies
+            raise KeyboardInterrupt
+        with tempfile.TemporaryDirectory() as d, mock.patch("onnx.save_model", side_effect=cut_short):
+            path = os.path.join(d, "m.onnx")
+            with self.assertRaises(KeyboardInterrupt):
+                graph_only.save(self.model(), path)
+            self.assertFalse(os.path.exists(path))
 
 
 class EnsureModels(unittest.TestCase):

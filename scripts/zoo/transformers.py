@@ -28,7 +28,7 @@ import time
 import onnx
 from onnx import TensorProto, helper
 
-from scripts.zoo import manifest
+from scripts.zoo import graph_only, manifest
 
 OPSET = 17
 GENERATOR = "transformers"
@@ -535,7 +535,7 @@ def main() -> int:
             t0 = time.time()
             model = build(cfg, gid, decode)
             path = os.path.join(out_dir, gid + ".onnx")
-            onnx.save_model(model, path)
+            graph_only.save(model, path)
             t_build = time.time() - t0
             if args.no_analyze:
                 continue
