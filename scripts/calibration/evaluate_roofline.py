@@ -29,7 +29,7 @@ from scipy.stats import kendalltau
 from scripts import paths
 from scripts.roofline.gemm_models import write_gemm_models
 from scripts.roofline.kernels import NEUSIGHT_DEVICES, gemm_queries, load_neusight
-from scripts.roofline.perfcard_eval import catalog_devices, refresh_manifest, run_queries
+from scripts.roofline.perfcard_eval import catalog_devices, run_queries, write_constants
 from scripts.roofline.whole_models import dle_rows, queries as model_queries, timm_rows
 from scripts.roofline import energy
 from scripts.roofline import cpu_rows
@@ -472,15 +472,12 @@ def main(argv=None) -> int:
     if not args.write:
         print("nothing written (--write stores the uncertainty and the report; --check compares them)")
         return 0
-    with open(CONSTANTS, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_constants(doc, CONSTANTS)
     os.makedirs(os.path.dirname(DOC), exist_ok=True)
     tail = generated_sections(DOC)
     with open(DOC, "w") as f:
         f.write("\n".join(lines) + ("\n" + tail if tail else ""))
     print(f"wrote {DOC} and {os.path.relpath(CONSTANTS, paths.ROOT)}")
-    refresh_manifest()
     return 0
 
 

@@ -28,7 +28,7 @@ import pandas as pd
 
 from scripts import paths
 from scripts.roofline import whole_models
-from scripts.roofline.perfcard_eval import run_queries
+from scripts.roofline.perfcard_eval import run_queries, write_constants
 from scripts.training.report import mean_tau, replace_section
 from scripts.zoo.ensure import ensure_models
 
@@ -156,16 +156,11 @@ def training_accuracy(p: pd.DataFrame) -> dict:
     return acc
 
 
-def write_constants(acc: dict) -> None:
+def write_training_accuracy(acc: dict) -> None:
     import json
-    from scripts.weights import update_manifest
     with open(paths.ROOFLINE_JSON) as f:
         doc = json.load(f)
-    doc["training_accuracy"] = acc
-    with open(paths.ROOFLINE_JSON, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
-    update_manifest.main([])
+    write_constants({**doc, "training_accuracy": acc})
     print(f"wrote training_accuracy to {paths.ROOFLINE_JSON}: " + ", ".join(f"{k} {v['mape']:.1%} ({v['rows']})" for k, v in acc.items()))
 
 
@@ -189,7 +184,7 @@ def main(argv=None):
     text = section(p)
     print(text)
     if a.write:
-        write_constants(training_accuracy(p))
+        write_training_accuracy(training_accuracy(p))
     return replace_section(text, BEGIN, END, "Training step time (issue 13)", a.update_doc, a.check, "training-time", DOC)
 
 
