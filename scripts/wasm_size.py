@@ -28,8 +28,10 @@ GROUPS = [
     ("nlohmann::json", r"nlohmann"),
     ("protobuf-lite and the generated ONNX classes", r"google::protobuf|^onnx::"),
     ("learned predictors' layer (weights files, domain, ensemble, auto, features)",
-     r"Ensemble|TreesPredictor|GnnPredictor|TransformerPredictor|TrainingDomain|WeightsFile|read_tensor_table|"
-     r"read_metadata|read_header|FeatureBuilder|feature_|verify_weights|[Ss]ha256|AutoPredictor|network_prediction|"
+     r"Ensemble|LearnedTrees|LearnedGnn|LearnedTransformer|TrainingDomain|WeightsFile|read_tensor_table|"
+     r"read_metadata|read_header|FeatureBuilder|feature_|verify_weights|[Ss]ha256|AutoPredictor|network_verdict|"
+     r"LearnedPredictor|LearnedPrepared|Verdict|RowQuery|ModelDescription|description_text|parse_description|"
+     r"query_text|parse_query|verdict_text|parse_verdict|"
      r"prepare_learned|make_learned|load_learned|predictor_buffer|Remote|OperatorGraph|operator_graph|"
      r"kernel_sequence|KernelSequence|learned"),
     ("training step and memory protocol", r"autograd|Autograd|training_step|TrainingStep|gradient_flags|"

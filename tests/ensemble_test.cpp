@@ -8,7 +8,9 @@
 #include <string>
 
 #include "perfcard/device.h"
-#include "perfcard/ensemble_predictor.h"
+#include "perfcard/learned_ensemble.h"
+#include "perfcard/learned_predictor.h"
+#include "perfcard/native_learned.h"
 #include "perfcard/error.h"
 #include "perfcard/native_networks.h"
 #include "perfcard/onnx_loader.h"
@@ -35,10 +37,16 @@ Loaded load_all() {
   for (auto name : perfcard::learned_predictor_names()) {
     const std::string file = std::string(name) + ".pcwt";
     const auto bytes = read_file(repo_path("weights/" + file));
-    l.set.learned.push_back(perfcard::load_learned_predictor(manifest, file, bytes, l.set.roofline, perfcard::NativeNetworks{}, l.set.learned));
+    l.set.learned.push_back(perfcard::load_learned_predictor(manifest, file, bytes, l.set.roofline, perfcard::NativeLearned{}, l.set.learned));
     if (name == "ensemble") l.ensemble_bytes = bytes;
   }
   return l;
+}
+
+// The loaded ensemble's model.
+std::shared_ptr<const perfcard::LearnedEnsemble> ensemble_of(const Loaded& l) {
+  const auto p = std::dynamic_pointer_cast<const perfcard::LearnedPredictor>(perfcard::select_predictor("ensemble", l.set));
+  return p ? std::dynamic_pointer_cast<const perfcard::LearnedEnsemble>(p->model()) : nullptr;
 }
 
 }  // namespace
@@ -80,7 +88,7 @@ TEST_CASE("the ensemble is its members' weighted geometric mean, with its calibr
     REQUIRE(out.predictor == "ensemble");
     const auto wt = weights_of(d);
     double mixed = 0;
-    for (std::size_t i = 0; i < M; ++i) mixed += wt[i] * std::log(by_member[i]->predict(*p, q).latency_ms);
+    for (std::size_t i = 0; i < M; ++i) mixed += wt[i] * std::log(by_member[i]->predict(*by_member[i]->prepare(s), q).latency_ms);
     CHECK(std::log(out.latency_ms) == Approx(mixed).epsilon(1e-9).margin(1e-9));
     CHECK(out.band_coverage == Approx(file.get_float("band.coverage")));
     CHECK(out.band_low_ms < out.latency_ms);
@@ -125,13 +133,13 @@ TEST_CASE("the ensemble's file needs its members loaded first, and names them") 
   auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
   auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
   const auto bytes = read_file(repo_path("weights/ensemble.pcwt"));
-  CHECK(perfcard::test::error_message([&] { perfcard::make_learned_predictor(perfcard::read_weights(bytes), roofline, perfcard::NativeNetworks{}); }) ==
+  CHECK(perfcard::test::error_message([&] { perfcard::make_learned_predictor(bytes, roofline, perfcard::NativeLearned{}); }) ==
         "the ensemble combines the roofline with trees; load trees.pcwt before ensemble.pcwt");
 }
 
 TEST_CASE("the ensemble's out-of-distribution distance: zero at a centroid, growing away from it") {
   const Loaded l = load_all();
-  const auto e = std::dynamic_pointer_cast<const perfcard::EnsemblePredictor>(perfcard::select_predictor("ensemble", l.set));
+  const auto e = ensemble_of(l);
   REQUIRE(e);
   const auto file = perfcard::read_weights(l.ensemble_bytes);
   const auto c = file.tensor("ood.centroids").f32();
@@ -184,7 +192,8 @@ TEST_CASE("auto with every learned predictor loaded: per device, the one with th
 
 TEST_CASE("a model far from every model trained on is flagged, and the row says how far") {
   const Loaded l = load_all();
-  const auto e = std::dynamic_pointer_cast<const perfcard::EnsemblePredictor>(perfcard::select_predictor("ensemble", l.set));
+  const auto ensemble = perfcard::select_predictor("ensemble", l.set);
+  const auto e = ensemble_of(l);
   REQUIRE(e);
   // A toy convolution at a batch no training row had: far in the graph embedding and in the kernel
   // sequence's (whose sizes are the kernels' at the bound batch) alike.
@@ -192,11 +201,11 @@ TEST_CASE("a model far from every model trained on is flagged, and the row says 
   perfcard::AnalyzeOptions ao;
   ao.dims.values["batch"] = 4096;
   const auto analysis = perfcard::analyze(model, ao);
-  const auto p = e->prepare({&model, &analysis, "pytorch-eager", perfcard::Precision::FP16, 4096});
+  const auto p = ensemble->prepare({&model, &analysis, "pytorch-eager", perfcard::Precision::FP16, 4096});
   const auto& g = dynamic_cast<const perfcard::LearnedPrepared&>(*p);
-  const double d = e->embedding_distance(e->ood_embedding(g));
+  const double d = e->embedding_distance(e->ood_embedding(g.state_of(*e)));
   REQUIRE(d > e->distance_threshold());
-  const auto out = e->predict(*p, {&l.catalog.get("rtx4090")});
+  const auto out = ensemble->predict(*p, {&l.catalog.get("rtx4090")});
   CHECK(out.out_of_distribution);
   CHECK(std::find(out.ood_reasons.begin(), out.ood_reasons.end(), perfcard::OodReason::EmbeddingDistance) !=
         out.ood_reasons.end());

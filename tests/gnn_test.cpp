@@ -11,7 +11,9 @@
 #include "perfcard/device.h"
 #include "perfcard/error.h"
 #include "perfcard/gnn_network.h"
-#include "perfcard/gnn_predictor.h"
+#include "perfcard/learned_gnn.h"
+#include "perfcard/learned_predictor.h"
+#include "perfcard/native_learned.h"
 #include "perfcard/native_networks.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/operator_graph.h"
@@ -129,7 +131,7 @@ TEST_CASE("the GNN predictor corrects the roofline, says so, and refuses files o
   auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
   auto catalog = perfcard::DeviceCatalog::parse(read_text(repo_path("weights/devices.json")));
   auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
-  perfcard::PredictorSet set{roofline, {perfcard::make_learned_predictor(perfcard::read_weights(bytes), roofline, perfcard::NativeNetworks{})}};
+  perfcard::PredictorSet set{roofline, {perfcard::make_learned_predictor(bytes, roofline, perfcard::NativeLearned{})}};
   const auto gnn = perfcard::select_predictor("gnn", set);
   CHECK(gnn->name() == "gnn");
 
@@ -159,7 +161,7 @@ TEST_CASE("the GNN predictor corrects the roofline, says so, and refuses files o
   // A trees file is not a GNN.
   const auto tbytes = perfcard::test::read_file(repo_path("weights/trees.pcwt"));
   try {
-    perfcard::GnnPredictor bad(perfcard::read_weights(tbytes), roofline, perfcard::NativeNetworks{});
+    perfcard::LearnedGnn bad(perfcard::read_weights(tbytes), perfcard::core_schemas(*roofline), perfcard::NativeNetworks{});
     FAIL("a trees file made a GNN");
   } catch (const perfcard::Error& e) {
     CHECK(std::string(e.what()) == "the file is a 'trees' predictor, not 'gnn'");
@@ -170,7 +172,9 @@ TEST_CASE("the GNN's embeddings come from its cache when a graph repeats, with t
   const auto bytes = perfcard::test::read_file(repo_path("weights/gnn.pcwt"));
   auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
   auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
-  const perfcard::GnnPredictor gnn(perfcard::read_weights(bytes), roofline, perfcard::NativeNetworks{});
+  const auto gnn_model = std::make_shared<const perfcard::LearnedGnn>(perfcard::read_weights(bytes), perfcard::core_schemas(*roofline), perfcard::NativeNetworks{});
+  const perfcard::LearnedPredictor gnn(gnn_model, roofline);
+  const perfcard::LearnedGnn& net = *gnn_model;
   const auto model = perfcard::test::load_example("resnet50.onnx");
   std::vector<perfcard::OperatorGraph> graphs;
   for (std::int64_t b : {1, 8, 3, 1}) {
@@ -180,8 +184,8 @@ TEST_CASE("the GNN's embeddings come from its cache when a graph repeats, with t
     graphs.push_back(perfcard::operator_graph(model, a, b));
     const auto& g = graphs.back();
     const auto p = gnn.prepare({&model, &a, "pytorch-eager", perfcard::Precision::FP16, b});
-    const auto& cached = dynamic_cast<const perfcard::LearnedPrepared&>(*p).graph_embedding;
-    const auto direct = gnn.network().embed(g);
+    const auto& cached = *perfcard::prepared_embedding(dynamic_cast<const perfcard::LearnedPrepared&>(*p), false);
+    const auto direct = net.network().embed(g);
     INFO("batch " << b);
     REQUIRE(cached.size() == direct.size());
     for (std::size_t k = 0; k < cached.size(); ++k) CHECK(cached.data()[k] == direct.data()[k]);

@@ -15,14 +15,14 @@
 #include "perfcard/device.h"
 #include "perfcard/error.h"
 #include "perfcard/features.h"
-#include "perfcard/native_networks.h"
+#include "perfcard/learned_trees.h"
+#include "perfcard/native_learned.h"
 #include "perfcard/onnx_loader.h"
 #include "perfcard/predict.h"
 #include "perfcard/predictor_registry.h"
 #include "perfcard/sha256.h"
 #include "perfcard/trees.h"
 #include "perfcard/training_domain.h"
-#include "perfcard/trees_predictor.h"
 #include "perfcard/weights_file.h"
 #include "test_util.h"
 
@@ -169,7 +169,7 @@ TEST_CASE("hostile trees are refused with what and where, before any evaluation"
   auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
   auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
   const auto ok = fixture("trees_small_f16.pcwt");
-  CHECK(error_of([&] { perfcard::make_learned_predictor(perfcard::read_weights(ok), roofline, perfcard::NativeNetworks{}); })
+  CHECK(error_of([&] { perfcard::make_learned_predictor(ok, roofline, perfcard::NativeLearned{}); })
             .find("'trees-fixture' predictor, which this build cannot run") != std::string::npos);
 }
 
@@ -220,7 +220,7 @@ TEST_CASE("auto: the committed trees where they beat the roofline for the device
   const auto wbytes = perfcard::test::read_file(weights);
   perfcard::PredictorSet set;
   set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
-  set.learned.push_back(perfcard::make_learned_predictor(perfcard::read_weights(wbytes), set.roofline, perfcard::NativeNetworks{}));
+  set.learned.push_back(perfcard::make_learned_predictor(wbytes, set.roofline, perfcard::NativeLearned{}));
   const auto model = perfcard::test::load_example("resnet50.onnx");
   perfcard::PredictOptions o;
   o.devices = {"every"};
@@ -233,7 +233,7 @@ TEST_CASE("auto: the committed trees where they beat the roofline for the device
   const auto roof = perfcard::predict(model, catalog, *set.roofline, constants, carbon, o);
   REQUIRE(trees.rows.size() == autos.rows.size());
   REQUIRE(roof.rows.size() == autos.rows.size());
-  const auto& t = dynamic_cast<const perfcard::TreesPredictor&>(*set.learned[0]);
+  const perfcard::Predictor& t = *set.learned[0];
   int learned = 0, flagged = 0, seen = 0, unseen = 0;
   for (std::size_t i = 0; i < autos.rows.size(); ++i) {
     const auto& a = autos.rows[i];
@@ -312,7 +312,7 @@ TEST_CASE("a training domain answers for a device it trained on with held-out fa
   CHECK(d.accuracy_for("turing", "t4-unseen")->beats_roofline);
   CHECK_FALSE(d.accuracy_for("cpu", "t4")->beats_roofline);
   CHECK(d.accuracy_for("hopper", "h100-sxm5-80gb") == nullptr);
-  CHECK(d.beats_roofline_somewhere());
+  CHECK(d.training_accuracy().beats_roofline_somewhere());
   // Without training.devices no device counts as trained on: every answer is leave one device out.
   std::erase_if(w.metadata, [](const perfcard::MetaEntry& e) { return e.key == "training.devices"; });
   const perfcard::TrainingDomain old(w, 1);
@@ -331,8 +331,8 @@ struct Committed {
     set.roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
     for (const char* name : {"trees", "gnn", "transformer", "ensemble"})
       set.learned.push_back(perfcard::make_learned_predictor(
-          perfcard::read_weights(perfcard::test::read_file(repo_path(std::string("weights/") + name + ".pcwt"))),
-          set.roofline, perfcard::NativeNetworks{}, set.learned));
+          perfcard::test::read_file(repo_path(std::string("weights/") + name + ".pcwt")), set.roofline,
+          perfcard::NativeLearned{}, set.learned));
   }
 };
 }  // namespace

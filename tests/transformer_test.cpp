@@ -16,7 +16,8 @@
 #include "perfcard/operator_graph.h"
 #include "perfcard/predictor_registry.h"
 #include "perfcard/transformer_network.h"
-#include "perfcard/transformer_predictor.h"
+#include "perfcard/learned_transformer.h"
+#include "perfcard/native_learned.h"
 #include "test_util.h"
 
 namespace {
@@ -167,7 +168,7 @@ TEST_CASE("the transformer predictor corrects the roofline, says so, and refuses
   auto constants = perfcard::RooflineConstants::parse(read_text(repo_path("weights/roofline.json")));
   auto catalog = perfcard::DeviceCatalog::parse(read_text(repo_path("weights/devices.json")));
   auto roofline = std::make_shared<const perfcard::RooflinePredictor>(constants);
-  perfcard::PredictorSet set{roofline, {perfcard::make_learned_predictor(perfcard::read_weights(bytes), roofline, perfcard::NativeNetworks{})}};
+  perfcard::PredictorSet set{roofline, {perfcard::make_learned_predictor(bytes, roofline, perfcard::NativeLearned{})}};
   const auto tf = perfcard::select_predictor("transformer", set);
   CHECK(tf->name() == "transformer");
 
@@ -195,7 +196,7 @@ TEST_CASE("the transformer predictor corrects the roofline, says so, and refuses
   }
   const auto gbytes = perfcard::test::read_file(repo_path("weights/gnn.pcwt"));
   try {
-    perfcard::TransformerPredictor bad(perfcard::read_weights(gbytes), roofline, perfcard::NativeNetworks{});
+    perfcard::LearnedTransformer bad(perfcard::read_weights(gbytes), perfcard::core_schemas(*roofline), perfcard::NativeNetworks{});
     FAIL("a GNN file made a transformer");
   } catch (const perfcard::Error& e) {
     CHECK(std::string(e.what()) == "the file is a 'gnn' predictor, not 'transformer'");

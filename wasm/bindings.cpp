@@ -12,7 +12,7 @@
 //   loadPredictor(ptr, len, name)          a learned predictor's weights file (fetched by the page when
 //                                          first needed), checked against the embedded manifest:
 //                                          {ok, name, version};
-//                                          its network is built in the learned module (remote_networks.h),
+//                                          its model is built in the learned module (remote_learned.h),
 //                                          which perfcard.js instantiates first
 //   verifyPredictor(ptr, len, name)        the manifest's check alone, which perfcard.js runs before it
 //                                          fetches that runtime: {ok}
@@ -56,7 +56,7 @@
 #include "perfcard/weights_file.h"
 #include "perfcard/report.h"
 #include "boundary.h"
-#include "remote_networks.h"
+#include "remote_learned.h"
 
 namespace {
 
@@ -207,7 +207,7 @@ val load_predictor_buffer(std::uintptr_t data_ptr, std::size_t size, const std::
     Data& d = data();
     const auto bytes = bytes_at(data_ptr, size);
     auto p = perfcard::load_learned_predictor(embedded("manifest.json"), name, bytes, d.predictors.roofline,
-                                             perfcard::wasm::RemoteNetworks{}, d.predictors.learned);
+                                             perfcard::wasm::RemoteLearned{}, d.predictors.learned);
     auto& learned = d.predictors.learned;
     std::erase_if(learned, [&](const auto& q) { return q->name() == p->name(); });
     learned.push_back(p);

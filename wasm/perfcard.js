@@ -17,7 +17,7 @@
 // fetch it relative to import.meta.url, node reads it from disk. It is compiled once per URL and
 // shared by every instance. No threads, no COOP/COEP needed.
 //
-// The learned predictors' networks (trees, GNN, transformer) are a second module, perfcard_learned.js /
+// The learned predictors' models (trees, GNN, transformer, ensemble) are a second module, perfcard_learned.js /
 // .wasm beside this file: an instance imports and instantiates it on its first loadPredictor(), so a page
 // that predicts with the roofline alone never downloads it.
 import createPerfCardModule from './perfcard_wasm.js';
@@ -128,25 +128,25 @@ async function instantiateLearned(opts = {}) {
   }
 }
 
-// The learned module as the core's module calls it (wasm/remote_networks.cpp, synchronously): views of
-// the core's memory in, copied into the learned module's memory, results out. No method throws: an
-// exception would unwind through the core's C++ frames and break the core's instance. A call that fails
-// returns 0 / -1 / NaN and leaves {code, detail} for errorText(), which the core throws as the Error it
-// was. A trap of the learned module (out of memory, a bug) ends the runtime, not the core: every later
-// call fails with the reason, and the roofline goes on predicting.
+// The learned module as the core's module calls it (wasm/remote_learned.cpp, synchronously): views of the
+// core's memory in, copied into the learned module's memory, results out. No method throws: an exception
+// would unwind through the core's C++ frames and break the core's instance. A call that fails returns 0 / -1
+// and leaves {code, detail} for errorText(), which the core throws as the Error it was; a text answer (a
+// model's description, a verdict) waits in text(), as UTF-8 bytes, for the core to copy. A trap of the learned module (out
+// of memory, a bug) ends the runtime, not the core: every later call fails with the reason, and the roofline
+// goes on predicting.
 class LearnedRuntime {
   #mod;
   #scratch = 0;
   #capacity = 0;
-  #embedding = null;  // the last embed's values, until takeEmbedding()
-  #outPtr = 0;
-  #info = new Map();  // handle -> {used, storage}
+  #text = new Uint8Array(0);
+  #graph = null;     // the staged inputs of the next prepare()
+  #sequence = null;
   #stopped = null;
   #error = null;
 
   constructor(mod) {
     this.#mod = mod;
-    this.#outPtr = mod._malloc(mod.maxEmbedding() * 4);
   }
 
   /** A view of `count` elements of `heap` (a typed array over the core's memory) at byte address `ptr`. */
@@ -157,6 +157,10 @@ class LearnedRuntime {
 
   errorText() {
     return this.#error ? `${this.#error.code}\t${this.#error.detail}` : '';
+  }
+
+  text() {
+    return this.#text;
   }
 
   // Runs f against the learned module; a throw (a trap, or memory it cannot get) becomes the failure value.
@@ -204,12 +208,12 @@ class LearnedRuntime {
     return offsets.map((o) => base + o);
   }
 
-  #number(v) {
-    if (Number.isNaN(v)) this.#error = this.#mod.lastError();
-    return v;
+  // A call that answers {ok, handle, ...}: the handle, or 0 with the failure kept.
+  #handle(r) {
+    return r.ok ? r.handle : this.#fail(r, 0);
   }
 
-  load(bytes, kind, features) {
+  load(bytes, schemas, loaded) {
     return this.#guard(0, () => {
       this.#error = null;
       // A heap copy of its own: the file's tensors are read in place and need a malloc'ed buffer's alignment.
@@ -217,13 +221,50 @@ class LearnedRuntime {
       if (!ptr) return this.#fail({ code: 'limit', detail: 'out of memory in the learned runtime' }, 0);
       try {
         this.#mod.HEAPU8.set(bytes, ptr);
-        const r = this.#mod.loadNetwork(ptr, bytes.length, kind, features);
-        if (!r.ok) return this.#fail(r, 0);
-        this.#info.set(r.handle, { used: r.used ?? [], storage: r.storage ?? '' });
-        return r.handle;
+        const [pLoaded] = this.#put(loaded);
+        const r = this.#mod.loadModel(ptr, bytes.length, schemas, pLoaded, loaded.length);
+        if (r.ok) this.#text = new TextEncoder().encode(r.description);
+        return this.#handle(r);
       } finally {
         this.#mod._free(ptr);
       }
+    });
+  }
+
+  // The core's arrays are copied now: its memory may move before prepare().
+  stageGraph(nodes, features, op, cls, x, src, dst) {
+    this.#graph = { nodes, features, arrays: [op, cls, x, src, dst].map((v) => v.slice()) };
+  }
+
+  stageSequence(kernels, features, op, cls, x, unknownOps) {
+    this.#sequence = { kernels, features, unknownOps, arrays: [op, cls, x].map((v) => v.slice()) };
+  }
+
+  prepare(model, unknownOps) {
+    const graph = this.#graph, sequence = this.#sequence;
+    this.#graph = this.#sequence = null;
+    return this.#guard(0, () => {
+      const g = graph?.arrays ?? [], s = sequence?.arrays ?? [];
+      const p = this.#put(...g, ...s);
+      const [pOp, pCls, pX, pSrc, pDst] = graph ? p : [0, 0, 0, 0, 0];
+      const [sOp, sCls, sX] = sequence ? p.slice(g.length) : [0, 0, 0];
+      const n = (a, i) => a[i]?.length ?? 0;
+      return this.#handle(this.#mod.prepareModel(model, graph !== null, graph?.nodes ?? 0, graph?.features ?? 0,
+        pOp, n(g, 0), pCls, n(g, 1), pX, n(g, 2), pSrc, n(g, 3), pDst, n(g, 4),
+        sequence !== null, sequence?.kernels ?? 0, sequence?.features ?? 0, sOp, n(s, 0), sCls, n(s, 1), sX, n(s, 2),
+        sequence?.unknownOps ?? 0, unknownOps));
+    });
+  }
+
+  // `query`: the row's query as UTF-8 bytes; the verdict's bytes are copied out for text().
+  decide(model, state, query, row) {
+    return this.#guard(-1, () => {
+      const [pQuery, pRow] = this.#put(query, row);
+      const n = this.#mod.decide(model, state, pQuery, query.length, pRow, row.length);
+      if (n < 0) return this.#fail(this.#mod.lastError(), -1);
+      const at = this.#mod.lastText();
+      this.#text = this.#mod.HEAPU8.slice(at, at + n);
+      return 0;
     });
   }
 
@@ -236,58 +277,7 @@ class LearnedRuntime {
     return rates;
   }
 
-  used(handle, out) {
-    out.set((this.#info.get(handle)?.used ?? []).slice(0, out.length));
-  }
-
-  storage(handle) {
-    return this.#info.get(handle)?.storage ?? '';
-  }
-
-  margin(handle, row) {
-    return this.#guard(NaN, () => {
-      const [p] = this.#put(row);
-      return this.#number(this.#mod.margin(handle, p, row.length));
-    });
-  }
-
-  #embedded(r) {
-    if (!r.ok) return this.#fail(r, -1);
-    this.#embedding = new Float32Array(this.#mod.HEAPU8.buffer, this.#outPtr, r.width).slice();
-    return r.width;
-  }
-
-  embedGraph(handle, nodes, features, op, cls, x, src, dst) {
-    return this.#guard(-1, () => {
-      const [pOp, pCls, pX, pSrc, pDst] = this.#put(op, cls, x, src, dst);
-      return this.#embedded(this.#mod.embedGraph(handle, nodes, features, pOp, op.length, pCls, cls.length, pX, x.length,
-        pSrc, src.length, pDst, dst.length, this.#outPtr));
-    });
-  }
-
-  embedSequence(handle, kernels, features, op, cls, x, unknownOps) {
-    return this.#guard(-1, () => {
-      const [pOp, pCls, pX] = this.#put(op, cls, x);
-      return this.#embedded(this.#mod.embedSequence(handle, kernels, features, pOp, op.length, pCls, cls.length, pX,
-        x.length, unknownOps, this.#outPtr));
-    });
-  }
-
-  // Called right after an embed that returned a width, for exactly that many values.
-  takeEmbedding(out) {
-    out.set(this.#embedding ?? new Float32Array(out.length));
-    this.#embedding = null;
-  }
-
-  head(handle, embedding, row) {
-    return this.#guard(NaN, () => {
-      const [pE, pRow] = this.#put(embedding, row);
-      return this.#number(this.#mod.head(handle, pE, embedding.length, pRow, row.length));
-    });
-  }
-
   release(handle) {
-    this.#info.delete(handle);
     if (!this.#stopped) this.#guard(undefined, () => this.#mod.release(handle));
   }
 }

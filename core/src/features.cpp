@@ -7,7 +7,6 @@
 #include "perfcard/error.h"
 #include "perfcard/roofline_predictor.h"
 #include "perfcard/sha256.h"
-#include "perfcard/trees_predictor.h"
 
 namespace perfcard {
 namespace {

@@ -4,19 +4,15 @@
 
 #include "perfcard/error.h"
 #include "perfcard/json.h"
+#include "perfcard/learned_predictor.h"
 #include "perfcard/sha256.h"
-#include "perfcard/ensemble_predictor.h"
-#include "perfcard/gnn_predictor.h"
-#include "perfcard/learned_prepared.h"
-#include "perfcard/transformer_predictor.h"
-#include "perfcard/trees_predictor.h"
 
 namespace perfcard {
 namespace {
 
 constexpr std::string_view kNames[] = {"auto", "roofline", "trees", "gnn", "transformer", "ensemble"};
-// The learned predictors make_learned_predictor() can build, in the order they load: the ensemble after
-// its members.
+// The learned predictors the learned library can build, in the order they load: the ensemble after its
+// members.
 constexpr std::string_view kRunnable[] = {"trees", "gnn", "transformer", "ensemble"};
 
 std::string joined(std::span<const std::string_view> names) {
@@ -38,12 +34,12 @@ class AutoPredictor final : public Predictor {
  public:
   AutoPredictor(std::shared_ptr<const RooflinePredictor> roofline, std::vector<std::shared_ptr<const Predictor>> learned)
       : roofline_(std::move(roofline)), learned_(std::move(learned)) {
-    // One prepared state must serve every choice: the learned one with the part of each embedder some
-    // device may get (it holds the trees' feature builder and the roofline's plan as well). A loaded
-    // predictor that beats the roofline nowhere is never asked, so it embeds nothing.
+    // One prepared state must serve every choice: the state of each model some device may get, over one
+    // roofline plan and feature builder. A loaded predictor that beats the roofline nowhere is never asked,
+    // so it prepares nothing.
     for (const auto& p : learned_) {
-      const auto* e = dynamic_cast<const Embedder*>(p.get());
-      if (e && p->beats_roofline_somewhere()) embedders_.push_back(e);
+      const auto* l = dynamic_cast<const LearnedPredictor*>(p.get());
+      if (l && p->beats_roofline_somewhere()) models_.push_back(l->model().get());
     }
   }
   std::string name() const override { return "auto"; }
@@ -54,7 +50,7 @@ class AutoPredictor final : public Predictor {
   }
   std::unique_ptr<Prepared> prepare(const PredictorSubject& s) const override {
     if (learned_.empty()) return roofline_->prepare(s);
-    return prepare_learned(s, *roofline_, embedders_);
+    return prepare_learned(s, *roofline_, models_);
   }
   PredictorOutput predict(const Prepared& p, const DeviceQuery& q) const override {
     if (!q.device) return roofline_->predict(p, q);
@@ -88,7 +84,7 @@ class AutoPredictor final : public Predictor {
     return best;
   }
 
-  std::vector<const Embedder*> embedders_;
+  std::vector<const LearnedModel*> models_;
 };
 
 }  // namespace
@@ -116,26 +112,24 @@ void verify_weights(std::string_view manifest_json, std::string_view path, std::
   throw data_error(where + " is not listed in the weights manifest");
 }
 
-std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
+std::shared_ptr<const Predictor> make_learned_predictor(std::span<const std::uint8_t> bytes,
                                                         std::shared_ptr<const RooflinePredictor> roofline,
-                                                        const NetworkBackend& networks,
+                                                        const LearnedBackend& learned,
                                                         std::span<const std::shared_ptr<const Predictor>> loaded) {
-  const std::string_view kind = file.predictor();
-  if (kind == "trees") return std::make_shared<TreesPredictor>(file, std::move(roofline), networks);
-  if (kind == "gnn") return std::make_shared<GnnPredictor>(file, std::move(roofline), networks);
-  if (kind == "transformer") return std::make_shared<TransformerPredictor>(file, std::move(roofline), networks);
-  if (kind == "ensemble") return std::make_shared<EnsemblePredictor>(file, std::move(roofline), loaded);
-  throw data_error("the weights file holds a '" + std::string(kind) + "' predictor, which this build cannot run (it runs: " +
-                   joined(kRunnable) + ")");
+  if (!roofline) throw internal_error("a learned predictor needs the roofline it corrects");
+  std::vector<std::shared_ptr<const LearnedModel>> models;
+  for (const auto& p : loaded)
+    if (const auto* l = dynamic_cast<const LearnedPredictor*>(p.get())) models.push_back(l->model());
+  return std::make_shared<LearnedPredictor>(learned.load(bytes, core_schemas(*roofline), models), roofline);
 }
 
 std::shared_ptr<const Predictor> load_learned_predictor(std::string_view manifest_json, std::string_view path,
                                                         std::span<const std::uint8_t> bytes,
                                                         std::shared_ptr<const RooflinePredictor> roofline,
-                                                        const NetworkBackend& networks,
+                                                        const LearnedBackend& learned,
                                                         std::span<const std::shared_ptr<const Predictor>> loaded) {
   verify_weights(manifest_json, path, bytes);
-  return make_learned_predictor(read_weights(bytes), std::move(roofline), networks, loaded);
+  return make_learned_predictor(bytes, std::move(roofline), learned, loaded);
 }
 
 std::shared_ptr<const Predictor> select_predictor(std::string_view name, const PredictorSet& set) {

@@ -52,7 +52,11 @@ double RooflinePredictor::uncertainty(const Device& device, std::string_view run
 }
 
 PredictorOutput RooflinePredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
-  RooflineResult r = time(as_roofline_prepared(prepared), q);
+  RooflineResult r = time(as_roofline_prepared(prepared), q);  // throws without a device
+  return output(std::move(r), prepared.subject, *q.device);
+}
+
+PredictorOutput RooflinePredictor::output(RooflineResult r, const PredictorSubject& subject, const Device& device) const {
   PredictorOutput out;
   out.latency_ms = r.latency_ms;
   out.busy_ms = r.gpu_busy_ms;
@@ -64,8 +68,8 @@ PredictorOutput RooflinePredictor::predict(const Prepared& prepared, const Devic
   out.version = version();
   out.kernels = std::move(r.kernels);
   out.warnings = std::move(r.warnings);
-  out.uncertainty = prepared.subject.mode == Mode::Training ? training_uncertainty(*q.device, out.warnings)
-                                                             : uncertainty(*q.device, prepared.subject.runtime, &out.warnings);
+  out.uncertainty = subject.mode == Mode::Training ? training_uncertainty(device, out.warnings)
+                                                   : uncertainty(device, subject.runtime, &out.warnings);
   return out;
 }
 

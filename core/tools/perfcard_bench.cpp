@@ -23,7 +23,7 @@
 #include "perfcard/onnx_loader.h"
 #include "perfcard/predict.h"
 #include "perfcard/predict_cache.h"
-#include "perfcard/native_networks.h"
+#include "perfcard/native_learned.h"
 #include "perfcard/predictor_registry.h"
 #include "perfcard/weights_file.h"
 #include "perfcard/roofline_predictor.h"
@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
         const std::vector<std::uint8_t> buf(file.begin(), file.end());
         if (!buf.empty())
           set.learned.push_back(load_learned_predictor(embedded_file("manifest.json"), std::string(learned) + ".pcwt",
-                                                       buf, set.roofline, NativeNetworks{}, set.learned));
+                                                       buf, set.roofline, NativeLearned{}, set.learned));
       }
       const auto predictor_ptr = select_predictor(predictor_name, set);
       const Predictor& predictor = *predictor_ptr;

@@ -28,16 +28,15 @@
 #include "perfcard/options.h"
 #include "perfcard/catalog_json.h"
 #include "perfcard/features.h"
-#include "perfcard/gnn_predictor.h"
 #include "perfcard/kernel_sequence.h"
 #include "perfcard/machine_probe.h"
-#include "perfcard/learned_prepared.h"
+#include "perfcard/learned_predictor.h"
 #include "perfcard/operator_graph.h"
 #include "perfcard/op_registry.h"
 #include "perfcard/power_model.h"
 #include "perfcard/roofline_predictor.h"
 #include "perfcard/predict.h"
-#include "perfcard/native_networks.h"
+#include "perfcard/native_learned.h"
 #include "perfcard/predictor_registry.h"
 #include "perfcard/report.h"
 #include "card_svg.h"
@@ -152,7 +151,7 @@ perfcard::PredictorSet load_predictors(const perfcard::RooflineConstants& consta
       // A copy: the file's tensors are read in place and need the alignment a heap buffer has.
       const std::vector<std::uint8_t> buf(bytes.begin(), bytes.end());
       set.learned.push_back(
-          perfcard::load_learned_predictor(manifest, name, buf, set.roofline, perfcard::NativeNetworks{}, set.learned));
+          perfcard::load_learned_predictor(manifest, name, buf, set.roofline, perfcard::NativeLearned{}, set.learned));
     } catch (const perfcard::Error& e) {
       if (!quiet) std::cerr << "perfcard: warning: " << name << " not used: " << e.what() << "\n";
     }
@@ -346,8 +345,8 @@ int run_eval(const std::vector<std::string>& args) {
       // The embeddings a prepared state holds: the GNN's graph embedding, the transformer's sequence one.
       const auto* learned = dynamic_cast<const perfcard::LearnedPrepared*>(prep.get());
       for (const auto& [field, e, reader] :
-           {std::tuple{"embedding", learned ? &learned->graph_embedding : nullptr, "the graph (gnn)"},
-            std::tuple{"sequence_embedding", learned ? &learned->sequence_embedding : nullptr,
+           {std::tuple{"embedding", learned ? perfcard::prepared_embedding(*learned, false) : nullptr, "the graph (gnn)"},
+            std::tuple{"sequence_embedding", learned ? perfcard::prepared_embedding(*learned, true) : nullptr,
                        "the kernel sequence (transformer)"}}) {
         if (!q.value(field, false)) continue;
         if (!e || e->size() == 0)

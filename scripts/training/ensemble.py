@@ -281,7 +281,7 @@ def kmeans(x: np.ndarray, k: int, seed: int = 0, iters: int = 50) -> np.ndarray:
 
 
 def distance(x: np.ndarray, centroids: np.ndarray) -> np.ndarray:
-    """What EnsemblePredictor::embedding_distance computes, on standardized embeddings."""
+    """What LearnedEnsemble::embedding_distance computes, on standardized embeddings."""
     return np.sqrt(((x[:, None, :] - centroids[None]) ** 2).sum(-1).min(1) / x.shape[1])
 
 

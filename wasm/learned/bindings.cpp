@@ -1,21 +1,36 @@
-// Embind boundary of the learned predictors' arithmetic (networks.h), the page's second wasm module. The
-// core's module (wasm/bindings.cpp) keeps the predictors and calls these, through wasm/perfcard.js, when a
-// weights file is loaded and for every embedding and feature row; the first download never carries them.
+// Embind boundary of the learned models (learned_model.h), the page's second wasm module. The core's module
+// (wasm/bindings.cpp, wasm/remote_learned.cpp) times the roofline and builds the feature rows, the operator
+// graph and the kernel sequence; it calls these, through wasm/perfcard.js, when a weights file is loaded, once
+// per prepared model and once per device row. The first download never carries them.
 //
-//   loadNetwork(ptr, len, kind, features)  a weights file's network ("trees" | "graph" | "sequence"), built
-//                                           by the same code the CLI runs (NativeNetworks) from the file's
-//                                           bytes (the core checked its manifest entry, name and schema):
+//   loadModel(ptr, len, schemas, loadedPtr, loadedN)   a weights file's model, built by the same code the
+//                                           CLI runs (make_learned_model, NativeNetworks) from the file's bytes
+//                                           (the core checked its manifest entry) against the core's roofline
+//                                           and schemas (learned_wire.h); an ensemble finds its members among
+//                                           the loaded models' handles (int32 at loadedPtr):
+//                                           {ok, handle, description} (learned_wire.h)
+//   prepareModel(model, hasGraph, nodes, features, op, opN, class, classN, x, xN, src, srcN, dst, dstN,
+//                hasSequence, kernels, features, op, opN, class, classN, x, xN, sequenceUnknownOps, unknownOps)
+//                                           the model's state for one subject (each array a pointer and its
+//                                           own length): {ok, handle}
+//   decide(model, state, queryPtr, queryN, rowPtr, n)   the model's verdict on one device row (the query's
+//                                           text, UTF-8, and the feature row at their pointers): the verdict's
+//                                           length in bytes, its text at lastText() until the next call; -1 on
+//                                           failure, kept for lastError(). Once per device row, so numbers in
+//                                           and out rather than objects and strings (their conversions cost
+//                                           more than the decision)
+//   release(handle)                          a model or a state
+// The networks alone, for the tests and the benchmarks (the core goes through the models):
+//   loadNetwork(ptr, len, kind, features)  a weights file's network ("trees" | "graph" | "sequence"):
 //                                           {ok, handle, storage (embedding networks), used (trees: one byte
 //                                           per feature, 1 where some split reads it)}
 //   margin(handle, rowPtr, n)              the trees' margin for a feature row
 //   embedGraph(handle, nodes, features, op, opN, class, classN, x, xN, src, srcN, dst, dstN, outPtr)
 //   embedSequence(handle, kernels, features, op, opN, class, classN, x, xN, unknownOps, outPtr)
-//                                           (each array a pointer and its own length)
 //                                           write the embedding at outPtr (room for maxEmbedding() values):
 //                                           {ok, width} | failure
 //   head(handle, embeddingPtr, width, rowPtr, n)   an embedding network's head on a feature row
 //   lastError()                            the failure of the last margin() / head() that returned NaN
-//   release(handle)
 //   probeMachine(gemmMs, streamMs)         "this device": the machine probe (perfcard/machine_probe.h) timed by
 //                                           performance.now(): {ok, gemm_gflops, stream_gbs, elapsed_ms,
 //                                           gemm_blocks, stream_passes}. Here rather than in the core's module:
@@ -40,10 +55,12 @@
 
 #include "perfcard/error.h"
 #include "perfcard/machine_probe.h"
+#include "perfcard/native_learned.h"
 #include "perfcard/native_networks.h"
 #include "perfcard/weights_file.h"
 
 #include "boundary.h"
+#include "learned_wire.h"
 
 namespace {
 
@@ -52,12 +69,14 @@ using perfcard::wasm::failure;
 using perfcard::wasm::guarded;
 
 using Network = std::variant<std::shared_ptr<const perfcard::TreeNetwork>, std::shared_ptr<const perfcard::GraphNetwork>,
-                             std::shared_ptr<const perfcard::SequenceNetwork>>;
+                             std::shared_ptr<const perfcard::SequenceNetwork>, std::shared_ptr<const perfcard::LearnedModel>,
+                             std::shared_ptr<const perfcard::LearnedState>>;
 
 struct State {
   std::map<int, Network> networks;
   int next = 1;
   val last_error = val::null();
+  std::string text;  // decide()'s last verdict
 };
 
 State& state() {
@@ -198,15 +217,92 @@ double head(int handle, std::uintptr_t embedding, std::size_t width, std::uintpt
       return std::visit(
           [&](const auto& net) -> double {
             using Net = std::decay_t<decltype(*net)>;
-            if constexpr (std::is_same_v<Net, perfcard::TreeNetwork>)
-              throw perfcard::internal_error("network " + std::to_string(handle) + " is trees, which have no head");
-            else
+            if constexpr (std::is_same_v<Net, perfcard::GraphNetwork> || std::is_same_v<Net, perfcard::SequenceNetwork>)
               return net->head(e, at<float>(row, n));
+            else
+              throw perfcard::internal_error("handle " + std::to_string(handle) + " is no embedding network");
           },
           it->second);
     throw perfcard::internal_error("no embedding network has handle " + std::to_string(handle));
   });
 }
+
+int kept(Network n) {
+  State& s = state();
+  const int handle = s.next++;
+  s.networks.emplace(handle, std::move(n));
+  return handle;
+}
+
+val load_model(std::uintptr_t ptr, std::size_t size, const std::string& schemas, std::uintptr_t loaded,
+               std::size_t loaded_n) {
+  return guarded([&] {
+    std::vector<std::shared_ptr<const perfcard::LearnedModel>> models;
+    for (std::int32_t h : at<std::int32_t>(loaded, loaded_n))
+      models.push_back(network<std::shared_ptr<const perfcard::LearnedModel>>(h, "model"));
+    // The tensors are read in place: the bytes need a heap buffer's alignment (JS copies them into one).
+    const perfcard::WeightsFile file = perfcard::read_weights(at<std::uint8_t>(ptr, size));
+    auto model = perfcard::make_learned_model(file, perfcard::wasm::parse_schemas(schemas), perfcard::NativeNetworks{}, models);
+    const std::string description = perfcard::wasm::description_text(*model);
+    val r = val::object();
+    r.set("ok", true);
+    r.set("handle", kept(std::move(model)));
+    r.set("description", description);
+    return r;
+  });
+}
+
+val prepare_model(int model, bool has_graph, std::size_t nodes, std::size_t features, std::uintptr_t op,
+                  std::size_t op_n, std::uintptr_t cls, std::size_t cls_n, std::uintptr_t x, std::size_t x_n,
+                  std::uintptr_t src, std::size_t src_n, std::uintptr_t dst, std::size_t dst_n, bool has_sequence,
+                  std::size_t kernels, std::size_t sfeatures, std::uintptr_t sop, std::size_t sop_n,
+                  std::uintptr_t scls, std::size_t scls_n, std::uintptr_t sx, std::size_t sx_n,
+                  std::size_t sequence_unknown_ops, std::size_t unknown_ops) {
+  return guarded([&] {
+    const auto& m = network<std::shared_ptr<const perfcard::LearnedModel>>(model, "model");
+    perfcard::OperatorGraph g;
+    perfcard::KernelSequence q;
+    perfcard::ModelInputs in;
+    in.unknown_ops = unknown_ops;
+    if (has_graph) {
+      g.nodes = nodes;
+      g.features = features;
+      g.op = copied<std::int32_t>(op, op_n);
+      g.op_class = copied<std::int32_t>(cls, cls_n);
+      g.x = copied<float>(x, x_n);
+      g.edge_src = copied<std::int32_t>(src, src_n);
+      g.edge_dst = copied<std::int32_t>(dst, dst_n);
+      in.graph = &g;
+    }
+    if (has_sequence) {
+      q.kernels = kernels;
+      q.features = sfeatures;
+      q.unknown_ops = sequence_unknown_ops;
+      q.op = copied<std::int32_t>(sop, sop_n);
+      q.op_class = copied<std::int32_t>(scls, scls_n);
+      q.x = copied<float>(sx, sx_n);
+      in.sequence = &q;
+    }
+    val r = val::object();
+    r.set("ok", true);
+    r.set("handle", kept(m->prepare(in)));
+    return r;
+  });
+}
+
+int decide(int model, int state_handle, std::uintptr_t query, std::size_t query_n, std::uintptr_t row, std::size_t n) {
+  const double length = number([&] {
+    const auto& m = network<std::shared_ptr<const perfcard::LearnedModel>>(model, "model");
+    const auto& s = network<std::shared_ptr<const perfcard::LearnedState>>(state_handle, "state");
+    const auto q = at<char>(query, query_n);
+    const perfcard::Verdict v = m->decide(*s, perfcard::wasm::parse_query({q.data(), q.size()}), at<float>(row, n));
+    state().text = perfcard::wasm::verdict_text(v);
+    return double(state().text.size());
+  });
+  return std::isnan(length) ? -1 : int(length);
+}
+
+std::uintptr_t last_text() { return reinterpret_cast<std::uintptr_t>(state().text.data()); }
 
 val last_error() { return state().last_error; }
 
@@ -240,6 +336,10 @@ EMSCRIPTEN_BINDINGS(perfcard_learned) {
   emscripten::function("embedSequence", &embed_sequence);
   emscripten::function("head", &head);
   emscripten::function("lastError", &last_error);
+  emscripten::function("loadModel", &load_model);
+  emscripten::function("prepareModel", &prepare_model);
+  emscripten::function("decide", &decide);
+  emscripten::function("lastText", &last_text);
   emscripten::function("release", &release);
   emscripten::function("maxEmbedding", &max_embedding);
   emscripten::function("probeMachine", &probe_machine);

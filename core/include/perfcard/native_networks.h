@@ -1,6 +1,5 @@
-// The learned predictors' networks compiled into this program (the perfcard_networks library): what the
-// CLI, the benchmarks and the tests run. The page's module runs them in a second wasm module instead
-// (networks.h says why).
+// The learned models' networks compiled into this program (the perfcard_networks library): what the CLI,
+// the benchmarks, the tests and the page's second wasm module run.
 #pragma once
 
 #include "perfcard/networks.h"

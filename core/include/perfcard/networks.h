@@ -1,13 +1,10 @@
-// The learned predictors' arithmetic behind one interface: the gradient-boosted trees, the network over the
-// operator graph (the GNN) and the network over the kernel sequence (the transformer). Everything else a
-// learned predictor does (the roofline it corrects, the feature rows, the training domain, the ensemble's
-// combination, auto's choice) is the predictors' own (trees_predictor.h, gnn_predictor.h, ...) and reaches
-// the arithmetic only through these calls, so the arithmetic can ship on its own:
-//   - the CLI, the benchmarks and the tests compile it in (NativeNetworks, native_networks.h);
-//   - the page's wasm module leaves it out and fetches it as a second module with the first weights file a
-//     prediction needs (wasm/learned/), which keeps the first download small; the glue is in wasm/.
-// A backend builds each network from the weights file the predictor was built from; the predictor checks
-// the file's name, version and schema hashes first.
+// The learned models' arithmetic behind one interface: the gradient-boosted trees, the network over the
+// operator graph (the GNN) and the network over the kernel sequence (the transformer). The models around
+// them (learned_trees.h, learned_gnn.h, ...: the training domain, the verdicts, the ensemble's combination)
+// reach the arithmetic only through these calls. The CLI, the benchmarks and the tests build it natively
+// (NativeNetworks, native_networks.h); the page's second wasm module (wasm/learned/) builds the same, with the
+// models, and its tests and benchmarks reach the networks directly. A backend builds each network from the
+// weights file its model was built from; the model checks the file's name, version and schema hashes first.
 #pragma once
 
 #include <cstddef>

@@ -1,8 +1,9 @@
 // The interface every latency predictor implements. Work that does not depend on the device (forming
 // kernels, embedding a graph, the model's features) is done once by prepare() for a (model, analysis,
 // runtime, precision); predict() then answers one device (or MIG slice) cheaply from the prepared state.
-// The roofline is one implementation; the learned predictors (trees, later a GNN and a sequence
-// transformer) are others, built from their weights files by name (predictor_registry.h).
+// The roofline is one implementation; the learned predictors (trees, GNN, transformer, ensemble: one
+// LearnedPredictor around each learned model, learned_predictor.h) are others, built from their weights
+// files by name (predictor_registry.h).
 #pragma once
 
 #include <array>
@@ -19,8 +20,6 @@
 #include "perfcard/protocol.h"
 
 namespace perfcard {
-
-class TrainingDomain;
 
 // Where in a run a kernel belongs: a training step adds the backward pass and the optimizer's update to
 // the forward.
@@ -115,6 +114,20 @@ struct FamilyAccuracy {
   bool beats_roofline = false;  // on the same held-out rows
 };
 
+// What a learned predictor's file says of its held-out accuracy: per device family on model families it
+// never trained on (`families`), and on devices it never trained on (`unseen`, leave one device out).
+struct TrainingAccuracy {
+  std::map<std::string, FamilyAccuracy> families, unseen;
+  std::vector<std::string> devices;  // trained on, sorted
+
+  bool trained_on(const std::string& device_id) const;
+  // The figure that says how the predictor does on `device` of `family`: held-out families on a device it
+  // trained on, leave one device out on another; nullptr where the file measured neither.
+  const FamilyAccuracy* accuracy_for(const std::string& family, const std::string& device_id) const;
+  // Whether accuracy_for() beats the roofline for some family and device.
+  bool beats_roofline_somewhere() const;
+};
+
 class Predictor {
  public:
   virtual ~Predictor() = default;
@@ -123,12 +136,11 @@ class Predictor {
   virtual std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const = 0;
   // `prepared` must come from this predictor's prepare(); another's is refused (Error, internal).
   virtual PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const = 0;
-  // What a learned predictor's file says about its training rows (held-out accuracy per device family and
-  // on devices never trained on, the families, runtimes and devices it saw); nullptr for one that learned
-  // nothing (the roofline) or that chooses among others.
-  virtual const TrainingDomain* training_domain() const { return nullptr; }
+  // What a learned predictor's file says of its held-out accuracy; nullptr for one that learned nothing (the
+  // roofline) or that chooses among others.
+  virtual const TrainingAccuracy* training_accuracy() const { return nullptr; }
 
-  // Read from training_domain(), for "auto" and the reports; empty / nullptr / false without one.
+  // Read from training_accuracy(), for "auto" and the reports; empty / nullptr / false without one.
   // Held-out accuracy per device family.
   const std::map<std::string, FamilyAccuracy>& accuracy() const;
   // What "auto" chooses by: the figure that fits this device (held-out families on a device the predictor

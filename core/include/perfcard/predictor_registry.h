@@ -11,9 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "perfcard/networks.h"
+#include "perfcard/learned_model.h"
 #include "perfcard/roofline_predictor.h"
-#include "perfcard/weights_file.h"
 
 namespace perfcard {
 
@@ -26,21 +25,21 @@ std::span<const std::string_view> learned_predictor_names();
 // differ (a tampered or stale file).
 void verify_weights(std::string_view manifest_json, std::string_view path, std::span<const std::uint8_t> bytes);
 
-// The predictor a file holds, by its `predictor` key; Error(bad_data) for a name this build cannot run.
-// `networks` builds the predictor's network (trees, GNN, transformer); `loaded`: the predictors loaded so
-// far, where a combining predictor (the ensemble) finds its members.
-std::shared_ptr<const Predictor> make_learned_predictor(const WeightsFile& file,
+// The predictor a weights file holds, by its `predictor` key; Error(bad_data) for a name this build cannot
+// run. `learned` builds its model (natively, or in the page's second module); `loaded`: the predictors
+// loaded so far, where a combining predictor (the ensemble) finds its members. The bytes need the
+// alignment a heap buffer has; the model copies what it keeps.
+std::shared_ptr<const Predictor> make_learned_predictor(std::span<const std::uint8_t> bytes,
                                                         std::shared_ptr<const RooflinePredictor> roofline,
-                                                        const NetworkBackend& networks,
+                                                        const LearnedBackend& learned,
                                                         std::span<const std::shared_ptr<const Predictor>> loaded = {});
 
-// verify_weights(), then the predictor the file holds: what the CLI does for each shipped file and the
-// page for each fetched one. The bytes need the alignment a heap buffer has; the predictor copies what it
-// keeps, so they may be freed afterwards.
+// verify_weights(), then make_learned_predictor(): what the CLI does for each shipped file and the page for
+// each fetched one.
 std::shared_ptr<const Predictor> load_learned_predictor(std::string_view manifest_json, std::string_view path,
                                                         std::span<const std::uint8_t> bytes,
                                                         std::shared_ptr<const RooflinePredictor> roofline,
-                                                        const NetworkBackend& networks,
+                                                        const LearnedBackend& learned,
                                                         std::span<const std::shared_ptr<const Predictor>> loaded = {});
 
 struct PredictorSet {

@@ -23,6 +23,8 @@ class RooflinePredictor final : public Predictor {
   PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
 
   RooflineResult time(const RooflinePrepared& prepared, const DeviceQuery& query) const;
+  // predict()'s row from a time() of the same state and device.
+  PredictorOutput output(RooflineResult r, const PredictorSubject& subject, const Device& device) const;
   // The family's held-out relative error under `runtime` (RooflineConstants::runtime_accuracy says how a
   // runtime with its own measured error changes it); 0 and a warning when none is recorded.
   double uncertainty(const Device& device, std::string_view runtime, std::vector<std::string>* warnings) const;

@@ -1,4 +1,4 @@
-#include "perfcard/ensemble_predictor.h"
+#include "perfcard/learned_ensemble.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,9 +17,9 @@ namespace {
 // The learned members an ensemble file may name, in this order, after the roofline.
 constexpr std::string_view kLearned[] = {"trees", "gnn", "transformer"};
 
-// The loaded predictor called `name` whose version is `version`.
-std::shared_ptr<const Predictor> member(std::span<const std::shared_ptr<const Predictor>> loaded, std::string_view name,
-                                        std::string_view version) {
+// The loaded model called `name` whose version is `version`.
+std::shared_ptr<const LearnedModel> member(std::span<const std::shared_ptr<const LearnedModel>> loaded,
+                                           std::string_view name, std::string_view version) {
   for (const auto& p : loaded) {
     if (!p || p->name() != name) continue;
     if (p->version() != version)
@@ -33,13 +33,11 @@ std::shared_ptr<const Predictor> member(std::span<const std::shared_ptr<const Pr
 
 }  // namespace
 
-EnsemblePredictor::EnsemblePredictor(const WeightsFile& f, std::shared_ptr<const RooflinePredictor> roofline,
-                                     std::span<const std::shared_ptr<const Predictor>> loaded)
-    : roofline_(std::move(roofline)) {
-  if (!roofline_) throw internal_error("the ensemble needs the roofline it corrects");
+LearnedEnsemble::LearnedEnsemble(const WeightsFile& f, const CoreSchemas& core,
+                             std::span<const std::shared_ptr<const LearnedModel>> loaded) {
   f.require_predictor("ensemble", kEnsembleVersion);
-  f.require_schema_hash(feature_schema_hash());
-  f.require_schema_hash(graph_schema_hash(), "graph_schema.hash");
+  f.require_schema_hash(core.features);
+  f.require_schema_hash(core.graph, "graph_schema.hash");
   const auto& members = f.get_strings("ensemble.members");
   const auto& versions = f.get_strings("ensemble.member_versions");
   // The roofline, then learned members in kLearned's order (each at most once), the GNN among them.
@@ -54,19 +52,20 @@ EnsemblePredictor::EnsemblePredictor(const WeightsFile& f, std::shared_ptr<const
   const std::string embedding = source ? std::string(f.get_string("ood.embedding")) : "graph";
   if (embedding != "graph" && embedding != "sequence")
     throw data_error("ood.embedding is '" + embedding + "'; expected graph or sequence");
-  sequence_ood_ = embedding == "sequence";
-  const char* placer = sequence_ood_ ? "transformer" : "gnn";
+  const char* placer = embedding == "sequence" ? "transformer" : "gnn";
   if (!ordered || std::find(members.begin(), members.end(), placer) == members.end())
     throw data_error("ensemble.members must be the roofline, then some of trees, gnn, transformer in that order "
                      "(the " + std::string(placer) + " among them: its " + embedding +
                      " embedding places a model), each with its version in ensemble.member_versions");
-  if (versions[0] != roofline_->version())
-    throw data_error("the ensemble was fitted with roofline " + versions[0] + "; this build's is " + roofline_->version());
+  if (versions[0] != core.roofline)
+    throw data_error("the ensemble was fitted with roofline " + versions[0] + "; this build's is " + core.roofline);
   for (std::size_t i = 1; i < members.size(); ++i) {
     auto p = member(loaded, members[i], versions[i]);
     const auto* c = dynamic_cast<const RooflineCorrection*>(p.get());
     if (!c) throw internal_error("the loaded '" + members[i] + "' predictor is not a correction of the roofline");
-    if (const auto* e = dynamic_cast<const Embedder*>(p.get())) embedders_.push_back(e);
+    if (members[i] == placer) placer_ = members_.size();
+    reads_graph_ = reads_graph_ || p->reads_graph();
+    reads_sequence_ = reads_sequence_ || p->reads_sequence();
     corrections_.push_back(c);
     members_.push_back(std::move(p));
   }
@@ -113,7 +112,7 @@ EnsemblePredictor::EnsemblePredictor(const WeightsFile& f, std::shared_ptr<const
   version_ = "ensemble-" + std::to_string(kEnsembleVersion) + "." + std::string(f.get_string("training.date"));
 }
 
-double EnsemblePredictor::embedding_distance(std::span<const float> e) const {
+double LearnedEnsemble::embedding_distance(std::span<const float> e) const {
   if (e.size() != dims_)
     throw data_error("a model embedding of " + std::to_string(e.size()) + " values; the ensemble's centroids have " +
                      std::to_string(dims_));
@@ -129,41 +128,41 @@ double EnsemblePredictor::embedding_distance(std::span<const float> e) const {
   return std::sqrt(best / double(dims_));
 }
 
-std::span<const float> EnsemblePredictor::ood_embedding(const LearnedPrepared& p) const {
-  return (sequence_ood_ ? p.sequence_embedding : p.graph_embedding).values();
+std::span<const float> LearnedEnsemble::ood_embedding(const LearnedState& state) const {
+  const auto* s = dynamic_cast<const EnsembleState*>(&state);
+  if (!s || placer_ >= s->members.size())
+    throw internal_error("the ensemble was asked to place a model with a state another model prepared");
+  return embedded(*s->members[placer_], members_[placer_]->name() == "gnn" ? "GNN" : "transformer").values();
 }
 
-std::unique_ptr<Prepared> EnsemblePredictor::prepare(const PredictorSubject& s) const {
-  const Embedder* self = this;
-  return prepare_learned(s, *roofline_, std::span<const Embedder* const>(&self, 1));
+std::shared_ptr<const LearnedState> LearnedEnsemble::prepare(const ModelInputs& in) const {
+  auto s = std::make_shared<EnsembleState>();
+  for (const auto& m : members_) s->members.push_back(m->prepare(in));
+  s->unknown_ops = in.unknown_ops;
+  if (in.graph || in.sequence) s->distance = embedding_distance(ood_embedding(*s));
+  return s;
 }
 
-void EnsemblePredictor::embed_into(LearnedPrepared& p) const {
-  for (const Embedder* e : embedders_) e->embed_into(p);
-  if (std::isnan(p.ensemble_distance)) p.ensemble_distance = embedding_distance(ood_embedding(p));
-}
-
-PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
-  const LearnedPrepared* p = &as_learned_prepared(prepared, "ensemble");
-  std::string family;
-  roofline_->constants().family_of(*q.device, &family);
-  if (auto declined = domain_.untrained_runtime(*roofline_, *p, q, "the ensemble's")) return std::move(*declined);
+Verdict LearnedEnsemble::decide(const LearnedState& state, const RowQuery& q, std::span<const float> row) const {
+  const auto* s = dynamic_cast<const EnsembleState*>(&state);
+  if (!s) throw internal_error("the ensemble was asked to predict on a state another model prepared");
+  const std::string& family = q.family;
+  if (auto declined = domain_.untrained_runtime(q, "the ensemble's")) return std::move(*declined);
   if (!domain_.accuracy().count(family)) {
-    PredictorOutput out = roofline_->predict(*p, q);
-    out.flag(OodReason::NoHeldOutRows, "no held-out rows of device family '" + family +
-                                           "' measure the learned predictors' error, so the roofline predicts");
-    return out;
+    Verdict v;
+    v.roofline = true;
+    v.uncertainty = 1;
+    v.flag(OodReason::NoHeldOutRows, "no held-out rows of device family '" + family +
+                                         "' measure the learned predictors' error, so the roofline predicts");
+    return v;
   }
-  // One roofline pass and one feature row serve every member (each member's own predict() would time
-  // the roofline again); the members' corrections are what their predict() applies.
-  RooflineResult r = roofline_->time(*p, q);
-  const std::vector<float> row = p->features.row(*q.device, q, r);
-  const double base = std::log(std::max(r.latency_ms, 1e-12));
+  // One feature row serves every member; the members' corrections are what their decide() applies.
+  const double base = std::log(std::max(q.roofline_ms, 1e-12));
   auto own = groups_.find(family);
-  const Group& grp = own != groups_.end() ? own->second : groups_.at(q.device->is_gpu() ? "gpu" : "cpu");
+  const Group& grp = own != groups_.end() ? own->second : groups_.at(q.gpu ? "gpu" : "cpu");
   double mixed = grp.weights[0] * base, sum = 0, squares = 0;
   for (std::size_t i = 0; i < corrections_.size(); ++i) {
-    const double c = corrections_[i]->correction(*p, row);
+    const double c = corrections_[i]->correction(*s->members[i], row);
     mixed += grp.weights[i + 1] * (base + c);
     sum += c;
     squares += c * c;
@@ -171,25 +170,20 @@ PredictorOutput EnsemblePredictor::predict(const Prepared& prepared, const Devic
   const double n = double(corrections_.size());
   const double spread = std::sqrt(std::max(0.0, squares / n - (sum / n) * (sum / n)));  // population std
 
-  PredictorOutput out = domain_.correct(std::move(r), mixed - base, "the ensemble's");
-  out.predictor = name();
-  out.version = version_;
-  domain_.judge(*q.device, family, row, {}, roofline_->uncertainty(*q.device, p->subject.runtime, nullptr), out);
-  if (p->unknown_ops > 0)
-    out.flag(OodReason::UnknownOps, std::to_string(p->unknown_ops) + " nodes have op types the learned predictors never saw");
-  if (std::isnan(p->ensemble_distance))
-    throw internal_error("the ensemble was asked to predict on a state it did not embed");
-  const double distance = p->ensemble_distance;
-  if (distance > threshold_)
-    out.flag(OodReason::EmbeddingDistance, "the graph is far from every graph trained on (distance " +
-                                               three_digits(distance) + "; the training graphs lie within " +
-                                               three_digits(threshold_) + ")");
+  Verdict v = domain_.correct(mixed - base, "the ensemble's");
+  domain_.judge(q, row, {}, v);
+  if (s->unknown_ops > 0)
+    v.flag(OodReason::UnknownOps, std::to_string(s->unknown_ops) + " nodes have op types the learned predictors never saw");
+  if (std::isnan(s->distance)) throw internal_error("the ensemble was asked to predict on a state it did not embed");
+  if (s->distance > threshold_)
+    v.flag(OodReason::EmbeddingDistance, "the graph is far from every graph trained on (distance " +
+                                             three_digits(s->distance) + "; the training graphs lie within " +
+                                             three_digits(threshold_) + ")");
   double half = grp.band_base + grp.band_spread * spread;
-  if (out.out_of_distribution) half *= 2;  // as the uncertainty: nothing measured says how far it errs there
-  out.band_low_ms = out.latency_ms * std::exp(-half);
-  out.band_high_ms = out.latency_ms * std::exp(half);
-  out.band_coverage = coverage_;
-  return out;
+  if (v.flagged()) half *= 2;  // as the uncertainty: nothing measured says how far it errs there
+  v.band_half = half;
+  v.band_coverage = coverage_;
+  return v;
 }
 
 }  // namespace perfcard
