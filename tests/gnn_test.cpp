@@ -11,7 +11,7 @@
 #include "perfcard/device.h"
 #include "perfcard/error.h"
 #include "perfcard/gnn_network.h"
-#include "perfcard/learned_gnn.h"
+#include "perfcard/learned_embedding.h"
 #include "perfcard/learned_predictor.h"
 #include "perfcard/native_learned.h"
 #include "perfcard/native_networks.h"

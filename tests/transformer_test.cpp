@@ -16,7 +16,7 @@
 #include "perfcard/operator_graph.h"
 #include "perfcard/predictor_registry.h"
 #include "perfcard/transformer_network.h"
-#include "perfcard/learned_transformer.h"
+#include "perfcard/learned_embedding.h"
 #include "perfcard/native_learned.h"
 #include "test_util.h"
 

@@ -2,10 +2,9 @@
 
 #include "perfcard/learned_ensemble.h"
 #include "perfcard/error.h"
-#include "perfcard/learned_gnn.h"
+#include "perfcard/learned_embedding.h"
 #include "perfcard/native_networks.h"
 #include "perfcard/predictor_registry.h"
-#include "perfcard/learned_transformer.h"
 #include "perfcard/learned_trees.h"
 
 namespace perfcard {

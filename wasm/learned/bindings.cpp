@@ -178,18 +178,38 @@ std::vector<T> copied(std::uintptr_t ptr, std::size_t n) {
 }
 
 // Each array comes with its own length, so the network's own check sees arrays that disagree.
+perfcard::OperatorGraph graph_at(std::size_t nodes, std::size_t features, std::uintptr_t op, std::size_t op_n,
+                                 std::uintptr_t cls, std::size_t cls_n, std::uintptr_t x, std::size_t x_n,
+                                 std::uintptr_t src, std::size_t src_n, std::uintptr_t dst, std::size_t dst_n) {
+  perfcard::OperatorGraph g;
+  g.nodes = nodes;
+  g.features = features;
+  g.op = copied<std::int32_t>(op, op_n);
+  g.op_class = copied<std::int32_t>(cls, cls_n);
+  g.x = copied<float>(x, x_n);
+  g.edge_src = copied<std::int32_t>(src, src_n);
+  g.edge_dst = copied<std::int32_t>(dst, dst_n);
+  return g;
+}
+
+perfcard::KernelSequence sequence_at(std::size_t kernels, std::size_t features, std::uintptr_t op, std::size_t op_n,
+                                     std::uintptr_t cls, std::size_t cls_n, std::uintptr_t x, std::size_t x_n,
+                                     std::size_t unknown_ops) {
+  perfcard::KernelSequence q;
+  q.kernels = kernels;
+  q.features = features;
+  q.unknown_ops = unknown_ops;
+  q.op = copied<std::int32_t>(op, op_n);
+  q.op_class = copied<std::int32_t>(cls, cls_n);
+  q.x = copied<float>(x, x_n);
+  return q;
+}
+
 val embed_graph(int handle, std::size_t nodes, std::size_t features, std::uintptr_t op, std::size_t op_n,
                 std::uintptr_t cls, std::size_t cls_n, std::uintptr_t x, std::size_t x_n, std::uintptr_t src,
                 std::size_t src_n, std::uintptr_t dst, std::size_t dst_n, std::uintptr_t out) {
   return guarded([&] {
-    perfcard::OperatorGraph g;
-    g.nodes = nodes;
-    g.features = features;
-    g.op = copied<std::int32_t>(op, op_n);
-    g.op_class = copied<std::int32_t>(cls, cls_n);
-    g.x = copied<float>(x, x_n);
-    g.edge_src = copied<std::int32_t>(src, src_n);
-    g.edge_dst = copied<std::int32_t>(dst, dst_n);
+    const auto g = graph_at(nodes, features, op, op_n, cls, cls_n, x, x_n, src, src_n, dst, dst_n);
     return written(network<std::shared_ptr<const perfcard::GraphNetwork>>(handle, "graph")->embed(g), out);
   });
 }
@@ -198,13 +218,7 @@ val embed_sequence(int handle, std::size_t kernels, std::size_t features, std::u
                    std::uintptr_t cls, std::size_t cls_n, std::uintptr_t x, std::size_t x_n, std::size_t unknown_ops,
                    std::uintptr_t out) {
   return guarded([&] {
-    perfcard::KernelSequence q;
-    q.kernels = kernels;
-    q.features = features;
-    q.unknown_ops = unknown_ops;
-    q.op = copied<std::int32_t>(op, op_n);
-    q.op_class = copied<std::int32_t>(cls, cls_n);
-    q.x = copied<float>(x, x_n);
+    const auto q = sequence_at(kernels, features, op, op_n, cls, cls_n, x, x_n, unknown_ops);
     return written(network<std::shared_ptr<const perfcard::SequenceNetwork>>(handle, "sequence")->embed(q), out);
   });
 }
@@ -265,22 +279,11 @@ val prepare_model(int model, bool has_graph, std::size_t nodes, std::size_t feat
     perfcard::ModelInputs in;
     in.unknown_ops = unknown_ops;
     if (has_graph) {
-      g.nodes = nodes;
-      g.features = features;
-      g.op = copied<std::int32_t>(op, op_n);
-      g.op_class = copied<std::int32_t>(cls, cls_n);
-      g.x = copied<float>(x, x_n);
-      g.edge_src = copied<std::int32_t>(src, src_n);
-      g.edge_dst = copied<std::int32_t>(dst, dst_n);
+      g = graph_at(nodes, features, op, op_n, cls, cls_n, x, x_n, src, src_n, dst, dst_n);
       in.graph = &g;
     }
     if (has_sequence) {
-      q.kernels = kernels;
-      q.features = sfeatures;
-      q.unknown_ops = sequence_unknown_ops;
-      q.op = copied<std::int32_t>(sop, sop_n);
-      q.op_class = copied<std::int32_t>(scls, scls_n);
-      q.x = copied<float>(sx, sx_n);
+      q = sequence_at(kernels, sfeatures, sop, sop_n, scls, scls_n, sx, sx_n, sequence_unknown_ops);
       in.sequence = &q;
     }
     val r = val::object();

@@ -1,7 +1,7 @@
 // The GNN's network: a GraphSAGE-style encoder over the operator graph (operator_graph.h) and the head that
 // reads its embedding beside a device's feature row. The layers and the weights file's tensor names are
 // described in scripts/training/gnn.py, which trains it; the arithmetic is the nn runtime's (nn.h). The
-// model around it is learned_gnn.h.
+// model around it is learned_embedding.h.
 #pragma once
 
 #include <memory>

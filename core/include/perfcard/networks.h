@@ -1,6 +1,6 @@
 // The learned models' arithmetic behind one interface: the gradient-boosted trees, the network over the
 // operator graph (the GNN) and the network over the kernel sequence (the transformer). The models around
-// them (learned_trees.h, learned_gnn.h, ...: the training domain, the verdicts, the ensemble's combination)
+// them (learned_trees.h, learned_embedding.h, ...: the training domain, the verdicts, the ensemble's combination)
 // reach the arithmetic only through these calls. The CLI, the benchmarks and the tests build it natively
 // (NativeNetworks, native_networks.h); the page's second wasm module (wasm/learned/) builds the same, with the
 // models, and its tests and benchmarks reach the networks directly. A backend builds each network from the

@@ -1,7 +1,7 @@
 // The transformer's network: a small pre-LayerNorm transformer over the kernel sequence (kernel_sequence.h)
 // and the head that reads its pooled encoding beside a device's feature row. Layers and tensor names are
 // described in scripts/training/transformer.py, which trains it; the arithmetic is the nn runtime's (nn.h).
-// The model around it is learned_transformer.h.
+// The model around it is learned_embedding.h.
 //
 // Long sequences (an LLM decoder runs thousands of kernels): attention is within windows of `window`
 // consecutive kernels, so the cost grows linearly with the sequence; what a kernel's time depends on
