@@ -9,18 +9,6 @@
 namespace perfcard::wasm {
 namespace {
 
-// Fields may hold any text but the separators: a tab, a newline and the backslash are escaped.
-std::string escaped(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\n') out += "\\n";
-    else out += c;
-  }
-  return out;
-}
-
 std::string unescaped(std::string_view s) {
   if (s.find('\\') == std::string_view::npos) return std::string(s);
   std::string out;
@@ -35,32 +23,49 @@ std::string unescaped(std::string_view s) {
   return out;
 }
 
-// A number as the 16 hex digits of its IEEE-754 bits: exact both ways, and no strtod or printf (their
-// code is most of what a reader of decimal text would add to the learned module).
-std::string number(double v) {
-  const auto bits = std::bit_cast<std::uint64_t>(v);
-  std::string out(16, '0');
-  for (int i = 15, shift = 0; i >= 0; --i, shift += 4) out[std::size_t(i)] = "0123456789abcdef"[(bits >> shift) & 15];
-  return out;
-}
-
+// Writes records straight into one string: once per device row, so no temporaries. Fields may hold any
+// text but the separators: a tab, a newline and the backslash are escaped. A number is the 16 hex digits of
+// its IEEE-754 bits: exact both ways, and no strtod or printf (their code is most of what a reader of
+// decimal text would add to the learned module).
 class Writer {
  public:
+  Writer() { text_.reserve(160); }
   Writer& field(std::string_view s) {
-    line_ += line_.empty() ? "" : "\t";
-    line_ += escaped(s);
+    separate();
+    for (char c : s) {
+      if (c == '\\') text_ += "\\\\";
+      else if (c == '\t') text_ += "\\t";
+      else if (c == '\n') text_ += "\\n";
+      else text_ += c;
+    }
     return *this;
   }
-  Writer& field(double v) { return field(std::string_view(number(v))); }
-  Writer& flag(bool b) { return field(std::string_view(b ? "1" : "0")); }
+  Writer& field(double v) {
+    separate();
+    const auto bits = std::bit_cast<std::uint64_t>(v);
+    char digits[16];
+    for (int i = 15, shift = 0; i >= 0; --i, shift += 4) digits[i] = "0123456789abcdef"[(bits >> shift) & 15];
+    text_.append(digits, 16);
+    return *this;
+  }
+  Writer& flag(bool b) {
+    separate();
+    text_ += b ? '1' : '0';
+    return *this;
+  }
   void end() {
-    text_ += line_ + "\n";
-    line_.clear();
+    text_ += '\n';
+    fresh_ = true;
   }
   std::string text() { return std::move(text_); }
 
  private:
-  std::string line_, text_;
+  void separate() {
+    if (!fresh_) text_ += '\t';
+    fresh_ = false;
+  }
+  std::string text_;
+  bool fresh_ = true;
 };
 
 [[noreturn]] void malformed(std::string_view what, std::string_view text) {
@@ -72,11 +77,13 @@ class Writer {
 // copies; text fields are unescaped where they are read.
 std::vector<std::vector<std::string_view>> records(std::string_view text) {
   std::vector<std::vector<std::string_view>> out;
+  out.reserve(4);
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
     const std::string_view line = text.substr(0, nl);
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     auto& fields = out.emplace_back();
+    fields.reserve(8);
     for (std::size_t at = 0;;) {
       const std::size_t tab = line.find('\t', at);
       fields.push_back(line.substr(at, tab == std::string_view::npos ? std::string_view::npos : tab - at));
@@ -179,8 +186,11 @@ RowQuery parse_query(std::string_view text) {
 std::string verdict_text(const Verdict& v) {
   Writer w;
   w.flag(v.roofline).field(v.correction).field(v.uncertainty).field(v.band_half).field(v.band_coverage).end();
-  for (const VerdictNote& n : v.notes)
-    w.field(n.reason ? std::string_view(number(double(int(*n.reason)))) : std::string_view("-")).field(n.words).end();
+  for (const VerdictNote& n : v.notes) {
+    if (n.reason) w.field(double(int(*n.reason)));
+    else w.field(std::string_view("-"));
+    w.field(n.words).end();
+  }
   return w.text();
 }
 
