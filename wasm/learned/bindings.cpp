@@ -30,7 +30,8 @@
 //                                           write the embedding at outPtr (room for maxEmbedding() values):
 //                                           {ok, width} | failure
 //   head(handle, embeddingPtr, width, rowPtr, n)   an embedding network's head on a feature row
-//   lastError()                            the failure of the last margin() / head() that returned NaN
+//   lastError()                            the failure of the last margin() / head() that returned NaN, or of
+//                                           the last decide() that returned -1
 //   probeMachine(gemmMs, streamMs)         "this device": the machine probe (perfcard/machine_probe.h) timed by
 //                                           performance.now(): {ok, gemm_gflops, stream_gbs, elapsed_ms,
 //                                           gemm_blocks, stream_passes}. Here rather than in the core's module:
