@@ -8,7 +8,7 @@ the code section's function bodies by name and gzips each group on its own. A gr
 its code compresses to alone; the groups' sum is within a few percent of the module's. Names are C++
 names, so the grouping is by what a function is (its class or namespace), not by source file.
 
-    /usr/bin/python3 scripts/wasm_size.py [--build build/wasm] [--json] [--top N]
+    /usr/bin/python3 scripts/wasm_size.py [--build build/wasm] [--module core|learned] [--json] [--top N]
 """
 import argparse
 import collections
@@ -47,6 +47,9 @@ GROUPS = [
     ("libc, libm, libc++abi", r"^(strtod|strto|dlmalloc|dlfree|fmt_fp|printf_core|dispose_chunk|pow|log|exp|"
      r"__\w+tf[23]|fmod|__cxa|__cxxabiv1|_Unwind|memcpy|memset|memmove|strlen|frexp|scalbn|sbrk|emscripten_)"),
     ("libc++ templates", r"^(std|void std|bool std|unsigned int std|unsigned long std)"),
+    ("networks and the nn runtime (the learned module's arithmetic)",
+     r"perfcard::nn::|TreeEnsemble|GnnModel|TransformerModel|InputLayer|CorrectionHead|OpEmbeddings|Refinement|"
+     r"perfcard::quant|weight_matrix|segment_reduce|layer_norm|self_attention|Eigen::|probe_machine"),
     ("rest of the core", r"perfcard"),
 ]
 
@@ -124,16 +127,21 @@ def read_module(path):
     return bodies, names, imports, sections
 
 
-def relink(build, out_dir):
+# --module: (CMake target, the file it writes)
+MODULES = {"core": ("perfcard_wasm", "perfcard_wasm"), "learned": ("perfcard_learned_wasm", "perfcard_learned")}
+
+
+def relink(build, out_dir, module="core"):
     """Links build's module again, with function names kept."""
+    target, stem = MODULES[module]
     wasm_dir = os.path.join(build, "wasm")
-    link = open(os.path.join(wasm_dir, "CMakeFiles", "perfcard_wasm.dir", "link.txt")).read().strip()
+    link = open(os.path.join(wasm_dir, "CMakeFiles", f"{target}.dir", "link.txt")).read().strip()
     args = shlex.split(link)
-    out = os.path.join(out_dir, "perfcard_wasm.js")
+    out = os.path.join(out_dir, f"{stem}.js")
     k = args.index("-o")
     args[k + 1] = out
     subprocess.run(args + ["--profiling-funcs"], cwd=wasm_dir, check=True, stdout=subprocess.DEVNULL)
-    return os.path.join(out_dir, "perfcard_wasm.wasm")
+    return os.path.join(out_dir, f"{stem}.wasm")
 
 
 def gz(data):
@@ -145,12 +153,15 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "wasm"))
     ap.add_argument("--json", action="store_true", help="one JSON document instead of tables")
     ap.add_argument("--top", type=int, default=0, help="also list the N largest functions")
+    ap.add_argument("--module", choices=sorted(MODULES), default="core",
+                    help="the core's module (the first download, default) or the learned one (fetched with the "
+                         "first weights file)")
     args = ap.parse_args()
-    shipped = os.path.join(args.build, "dist", "perfcard_wasm.wasm")
+    shipped = os.path.join(args.build, "dist", MODULES[args.module][1] + ".wasm")
     if not os.path.exists(shipped):
         sys.exit(f"wasm_size: no {shipped}; build first (scripts/build.sh --wasm-only)")
     with tempfile.TemporaryDirectory() as tmp:
-        bodies, names, imports, sections = read_module(relink(args.build, tmp))
+        bodies, names, imports, sections = read_module(relink(args.build, tmp, args.module))
     patterns = [(g, re.compile(p)) for g, p in GROUPS]
     groups = collections.defaultdict(list)
     named = []
