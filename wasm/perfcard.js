@@ -132,9 +132,9 @@ async function instantiateLearned(opts = {}) {
 // core's memory in, copied into the learned module's memory, results out. No method throws: an exception
 // would unwind through the core's C++ frames and break the core's instance. A call that fails returns 0 / -1
 // and leaves {code, detail} for errorText(), which the core throws as the Error it was; a text answer (a
-// model's description, a verdict) waits in text(), as UTF-8 bytes, for the core to copy. A trap of the learned module (out
-// of memory, a bug) ends the runtime, not the core: every later call fails with the reason, and the roofline
-// goes on predicting.
+// model's description, a verdict) waits in text(), as UTF-8 bytes, for the core to copy. A trap of the
+// learned module (out of memory, a bug) ends the runtime, not the core: every later call fails with the
+// reason, and the roofline goes on predicting.
 class LearnedRuntime {
   #mod;
   #scratch = 0;

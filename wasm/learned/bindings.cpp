@@ -115,6 +115,14 @@ const T& network(int handle, const char* kind) {
   return std::get<T>(it->second);
 }
 
+// Keeps `n` under a fresh handle.
+int kept(Network n) {
+  State& s = state();
+  const int handle = s.next++;
+  s.networks.emplace(handle, std::move(n));
+  return handle;
+}
+
 val load_network(std::uintptr_t ptr, std::size_t size, const std::string& kind, int features) {
   return guarded([&] {
     // The tensors are read in place: the bytes need a heap buffer's alignment (JS copies them into one).
@@ -144,9 +152,7 @@ val load_network(std::uintptr_t ptr, std::size_t size, const std::string& kind, 
     } else {
       throw perfcard::internal_error("no network kind '" + kind + "' (trees, graph, sequence)");
     }
-    State& s = state();
-    const int handle = s.next++;
-    s.networks.emplace(handle, std::move(n));
+    const int handle = kept(std::move(n));
     r.set("ok", true);
     r.set("handle", handle);
     return r;
@@ -240,13 +246,6 @@ double head(int handle, std::uintptr_t embedding, std::size_t width, std::uintpt
           it->second);
     throw perfcard::internal_error("no embedding network has handle " + std::to_string(handle));
   });
-}
-
-int kept(Network n) {
-  State& s = state();
-  const int handle = s.next++;
-  s.networks.emplace(handle, std::move(n));
-  return handle;
 }
 
 val load_model(std::uintptr_t ptr, std::size_t size, const std::string& schemas, std::uintptr_t loaded,
