@@ -1,5 +1,6 @@
 """Drives `perfcard eval`: one C++ process answers a batch of prediction queries, so calibration and
 evaluation exercise exactly the code the CLI and the web page run."""
+import atexit
 import json
 import math
 import os
@@ -21,7 +22,10 @@ def cli():
     if _private_cli is None:
         if not os.path.exists(BUILT_CLI):
             raise SystemExit(f"{BUILT_CLI} is missing: build first (bash scripts/build.sh --native-only)")
-        _private_cli = os.path.join(tempfile.mkdtemp(prefix="perfcard-cli-"), "perfcard")
+        home = tempfile.mkdtemp(prefix="perfcard-cli-")
+        # Gone with the process: each run's copy (megabytes) was left in the temp folder for good.
+        atexit.register(shutil.rmtree, home, ignore_errors=True)
+        _private_cli = os.path.join(home, "perfcard")
         shutil.copy2(BUILT_CLI, _private_cli)
     return _private_cli
 
