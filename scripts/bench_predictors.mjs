@@ -55,10 +55,12 @@ console.log(JSON.stringify({ load_predictor_ms: Number(loadMs.toFixed(2)), file_
   note: 'the first loadPredictor() also instantiates the learned runtime (perfcard_learned.wasm)' }));
 
 // The trees' own inference (issue 11's budget: < 1 ms in wasm for 16 GPUs x 8 batches): the learned
-// module's margin() over the feature rows of the table's 128 rows, called one row at a time as the core's
-// module calls it, without the feature rows' making, the roofline or the crossing from the core's module
-// (those are in over_roofline_median_ms above). The feature names' order comes from the native CLI.
-// (Skipped for a build from before the learned module existed, when comparing builds through PERFCARD_DIST.)
+// module's margins() over the feature rows of the table's 128 rows, one call per batch's 16 rows as the
+// core's module asks the model for a batch's verdicts, without the feature rows' making, the roofline or
+// the crossing from the core's module (those are in over_roofline_median_ms above); and margin() one row a
+// call, as the core asked before verdicts came in batches. The feature names' order comes from the native
+// CLI. (Skipped for a build from before the learned module existed, when comparing builds through
+// PERFCARD_DIST.)
 const cli = path.join(root, 'build/native/core/perfcard');
 if (existsSync(cli) && existsSync(path.join(dist, 'perfcard_learned.js'))) {
   const schema = JSON.parse(execFileSync(cli, ['features', '--schema', '--json'], { encoding: 'utf8' })).features.map((f) => f.name);
@@ -79,18 +81,28 @@ if (existsSync(cli) && existsSync(path.join(dist, 'perfcard_learned.js'))) {
   const width = schema.length * 4;
   const base = mod._malloc(rows.length * width);
   rows.forEach((r, i) => mod.HEAPU8.set(new Uint8Array(r.buffer), base + i * width));
-  const walks = [];
+  const batch = options.batch.length ? rows.length / options.batch.length : rows.length;
+  const out = mod._malloc(batch * 8);
+  const walks = { batches: [], rows: [] };
   let sum = 0;
   for (let rep = 0; rep < reps + 1; rep++) {
-    const s = performance.now();
+    let s = performance.now();
+    for (let i = 0; i < rows.length; i += batch) {
+      if (!mod.margins(loaded.handle, base + i * width, batch * schema.length, batch, out)) throw new Error(mod.lastError().message);
+      sum += mod.HEAPF64[out / 8];
+    }
+    if (rep > 0) walks.batches.push(performance.now() - s);  // the first pass warms up
+    s = performance.now();
     for (let i = 0; i < rows.length; i++) sum += mod.margin(loaded.handle, base + i * width, schema.length);
-    if (rep > 0) walks.push(performance.now() - s);  // the first pass warms up
+    if (rep > 0) walks.rows.push(performance.now() - s);
   }
   if (!Number.isFinite(sum)) throw new Error('a margin was not finite');
-  console.log(JSON.stringify({
-    trees_inference: `${rows.length} feature rows x ${schema.length} features`, median_ms: Number(median(walks).toFixed(3)),
-    best_ms: Number(Math.min(...walks).toFixed(3)),
-  }));
+  for (const [how, t] of [[`margins(), ${batch} rows a call`, walks.batches], ['margin(), one row a call', walks.rows]]) {
+    console.log(JSON.stringify({
+      trees_inference: `${rows.length} feature rows x ${schema.length} features`, how, median_ms: Number(median(t).toFixed(3)),
+      best_ms: Number(Math.min(...t).toFixed(3)),
+    }));
+  }
 }
 model.close();
 

@@ -195,6 +195,17 @@ TEST_CASE("the committed trees match xgboost's predictions on the held-out rows 
     if (got != e.margin_reference(x.subspan(r * width, width))) FAIL("row " << r << ": the fast walk differs from the reference");
     worst = std::max(worst, std::fabs(got - double(margin[r])));
   }
+  // The batch walk (tree by tree over blocks of rows; a tail shorter than a block row by row) is the row
+  // walk, to the bit, for every count of rows.
+  for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(8), std::size_t(19), margin.size()}) {
+    INFO(count << " rows");
+    std::vector<double> batch(count);
+    e.margins(x.subspan(0, count * width), batch);
+    for (std::size_t r = 0; r < count; ++r)
+      if (batch[r] != e.margin(x.subspan(r * width, width))) FAIL("row " << r << ": the batch walk differs from the row walk");
+  }
+  std::vector<double> one(1);
+  CHECK_THROWS_WITH(e.margins(x.subspan(0, width + 1), one), Catch::Contains("feature values for 1 rows"));
   INFO("worst |core - xgboost| = " << worst << " over " << margin.size() << " rows; bound " << bound);
   CHECK(worst <= bound);
   CHECK(bound < 0.02);  // under 2% in latency: the format costs less than any predictor's error

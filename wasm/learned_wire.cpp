@@ -29,7 +29,7 @@ std::string unescaped(std::string_view s) {
 // decimal text would add to the learned module).
 class Writer {
  public:
-  Writer() { text_.reserve(160); }
+  explicit Writer(std::size_t reserve = 160) { text_.reserve(reserve); }
   Writer& field(std::string_view s) {
     separate();
     for (char c : s) {
@@ -160,61 +160,74 @@ CoreSchemas parse_schemas(std::string_view text) {
   return {unescaped(r[0][0]), unescaped(r[0][1]), unescaped(r[0][2]), unescaped(r[0][3])};
 }
 
-std::string query_text(const RowQuery& q) {
-  Writer w;
-  w.flag(q.training_step).flag(q.host_given).field(q.runtime).field(q.family).field(q.device_id).flag(q.gpu);
-  w.field(q.roofline_ms).field(q.fallback).end();
-  return w.text();
-}
-
-RowQuery parse_query(std::string_view text) {
-  const auto r = records(text);
-  if (r.size() != 1 || r[0].size() != 8) malformed("row query", text);
-  const auto& f = r[0];
-  RowQuery q;
-  q.training_step = to_flag(f[0], "row query");
-  q.host_given = to_flag(f[1], "row query");
-  q.runtime = unescaped(f[2]);
-  q.family = unescaped(f[3]);
-  q.device_id = unescaped(f[4]);
-  q.gpu = to_flag(f[5], "row query");
-  q.roofline_ms = to_number(f[6], "row query");
-  q.fallback = to_number(f[7], "row query");
-  return q;
-}
-
-std::string verdict_text(const Verdict& v) {
-  Writer w;
-  w.flag(v.roofline).field(v.correction).field(v.uncertainty).field(v.band_half).field(v.band_coverage).end();
-  for (const VerdictNote& n : v.notes) {
-    if (n.reason) w.field(double(int(*n.reason)));
-    else w.field(std::string_view("-"));
-    w.field(n.words).end();
+std::string queries_text(std::span<const RowQuery> queries) {
+  Writer w(160 * queries.size());
+  for (const RowQuery& q : queries) {
+    w.flag(q.training_step).flag(q.host_given).field(q.runtime).field(q.family).field(q.device_id).flag(q.gpu);
+    w.field(q.roofline_ms).field(q.fallback).end();
   }
   return w.text();
 }
 
-Verdict parse_verdict(std::string_view text) {
-  const auto r = records(text);
-  if (r.empty() || r[0].size() != 5) malformed("verdict", text);
-  Verdict v;
-  v.roofline = to_flag(r[0][0], "verdict");
-  v.correction = to_number(r[0][1], "verdict");
-  v.uncertainty = to_number(r[0][2], "verdict");
-  v.band_half = to_number(r[0][3], "verdict");
-  v.band_coverage = to_number(r[0][4], "verdict");
-  for (std::size_t i = 1; i < r.size(); ++i) {
-    if (r[i].size() != 2) malformed("verdict", text);
-    if (r[i][0] == "-") {
-      v.warn(unescaped(r[i][1]));
+std::vector<RowQuery> parse_queries(std::string_view text) {
+  std::vector<RowQuery> out;
+  for (const auto& f : records(text)) {
+    if (f.size() != 8) malformed("row query", text);
+    RowQuery& q = out.emplace_back();
+    q.training_step = to_flag(f[0], "row query");
+    q.host_given = to_flag(f[1], "row query");
+    q.runtime = unescaped(f[2]);
+    q.family = unescaped(f[3]);
+    q.device_id = unescaped(f[4]);
+    q.gpu = to_flag(f[5], "row query");
+    q.roofline_ms = to_number(f[6], "row query");
+    q.fallback = to_number(f[7], "row query");
+  }
+  return out;
+}
+
+std::string verdicts_text(std::span<const Verdict> verdicts) {
+  Writer w(96 * verdicts.size());
+  for (const Verdict& v : verdicts) {
+    w.flag(v.roofline).field(v.correction).field(v.uncertainty).field(v.band_half).field(v.band_coverage).end();
+    for (const VerdictNote& n : v.notes) {
+      if (n.reason) w.field(double(int(*n.reason)));
+      else w.field(std::string_view("-"));
+      w.field(n.words).end();
+    }
+  }
+  return w.text();
+}
+
+std::vector<Verdict> parse_verdicts(std::string_view text, std::size_t expected) {
+  std::vector<Verdict> out;
+  out.reserve(expected);
+  // A record of five fields begins a verdict; one of two is a note of the verdict before it.
+  for (const auto& r : records(text)) {
+    if (r.size() == 5) {
+      Verdict& v = out.emplace_back();
+      v.roofline = to_flag(r[0], "verdict");
+      v.correction = to_number(r[1], "verdict");
+      v.uncertainty = to_number(r[2], "verdict");
+      v.band_half = to_number(r[3], "verdict");
+      v.band_coverage = to_number(r[4], "verdict");
       continue;
     }
-    const double reason = to_number(r[i][0], "verdict");
+    if (r.size() != 2 || out.empty()) malformed("verdict", text);
+    Verdict& v = out.back();
+    if (r[0] == "-") {
+      v.warn(unescaped(r[1]));
+      continue;
+    }
+    const double reason = to_number(r[0], "verdict");
     if (!(reason >= 0 && reason <= double(int(OodReason::EmbeddingDistance))) || reason != double(int(reason)))
       malformed("verdict", text);
-    v.flag(OodReason(int(reason)), unescaped(r[i][1]));
+    v.flag(OodReason(int(reason)), unescaped(r[1]));
   }
-  return v;
+  if (out.size() != expected)
+    throw internal_error("the learned runtime sent " + std::to_string(out.size()) + " verdicts for " +
+                         std::to_string(expected) + " device rows");
+  return out;
 }
 
 }  // namespace perfcard::wasm

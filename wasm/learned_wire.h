@@ -1,12 +1,15 @@
 // How a learned model's answers cross between the page's two wasm modules (the core's, wasm/bindings.cpp,
 // and the learned one, wasm/learned/bindings.cpp): its description when it is loaded, and per device row
-// the core's query and the model's verdict, as short texts (tab-separated fields, one record per line,
+// the core's queries and the model's verdicts (a batch: the device rows of one prediction), as short texts (tab-separated fields, one record per line,
 // numbers as the hex digits of their bits so they cross exactly). Compiled into both modules: one writer
 // and one reader of each text.
 #pragma once
 
+#include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "perfcard/learned_model.h"
 
@@ -24,10 +27,12 @@ ModelDescription parse_description(std::string_view text);
 std::string schemas_text(const CoreSchemas& core);
 CoreSchemas parse_schemas(std::string_view text);
 
-std::string query_text(const RowQuery& query);
-RowQuery parse_query(std::string_view text);
+// One record per row.
+std::string queries_text(std::span<const RowQuery> queries);
+std::vector<RowQuery> parse_queries(std::string_view text);
 
-std::string verdict_text(const Verdict& verdict);
-Verdict parse_verdict(std::string_view text);
+// Per verdict a record of its numbers, then one per note. `expected`: the count the reader asked for.
+std::string verdicts_text(std::span<const Verdict> verdicts);
+std::vector<Verdict> parse_verdicts(std::string_view text, std::size_t expected);
 
 }  // namespace perfcard::wasm

@@ -150,12 +150,14 @@ class RemoteModel final : public LearnedModel {
     return std::make_shared<RemoteState>(state);
   }
 
-  Verdict decide(const LearnedState& state, const RowQuery& q, std::span<const float> row) const override {
+  std::vector<Verdict> decide(const LearnedState& state, std::span<const RowQuery> queries,
+                              FeatureRows rows) const override {
     const auto* s = dynamic_cast<const RemoteState*>(&state);
     if (!s) throw internal_error("the " + d_.name + " predictor was asked to predict on a state another model prepared");
-    const std::string query = query_text(q);
-    if (pc_learned_decide(h_.get(), s->h.get(), query.data(), query.size(), row.data(), row.size()) < 0) rethrow();
-    return parse_verdict(last_text());
+    const std::string text = queries_text(queries);
+    if (pc_learned_decide(h_.get(), s->h.get(), text.data(), text.size(), rows.values.data(), rows.values.size()) < 0)
+      rethrow();
+    return parse_verdicts(last_text(), queries.size());
   }
 
  private:

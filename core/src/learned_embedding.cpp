@@ -71,18 +71,29 @@ std::shared_ptr<const LearnedState> LearnedEmbedding<Input>::prepare(const Model
 }
 
 template <class Input>
-double LearnedEmbedding<Input>::correction(const LearnedState& state, std::span<const float> row) const {
-  return domain_.held(network_->head(embedded(state, EmbeddingInput<Input>::words), row));
+std::vector<double> LearnedEmbedding<Input>::margins(const LearnedState& state, FeatureRows rows) const {
+  std::vector<double> m(rows.size());
+  if (m.empty()) return m;
+  const nn::Tensor2& e = embedded(state, EmbeddingInput<Input>::words);
+  for (std::size_t i = 0; i < m.size(); ++i) m[i] = network_->head(e, rows[i]);
+  return m;
 }
 
 template <class Input>
-Verdict LearnedEmbedding<Input>::decide(const LearnedState& state, const RowQuery& q, std::span<const float> row) const {
+std::vector<double> LearnedEmbedding<Input>::corrections(const LearnedState& state, FeatureRows rows) const {
+  std::vector<double> c = margins(state, rows);
+  for (double& v : c) v = domain_.held(v);
+  return c;
+}
+
+template <class Input>
+std::vector<Verdict> LearnedEmbedding<Input>::decide(const LearnedState& state, std::span<const RowQuery> queries,
+                                                     FeatureRows rows) const {
   const std::string words = EmbeddingInput<Input>::words;
   const auto* s = dynamic_cast<const EmbeddedState*>(&state);
   if (!s) throw internal_error("the " + words + " was asked to predict on a state another model prepared");
-  // embedded() inside the margin: a row declined first (a training step, another runtime) needs no embedding
-  return network_verdict(domain_, *s, q, row, [&] { return network_->head(embedded(state, words), row); },
-                         "the " + words);
+  // Margins only for the rows not declined: a training step, which every model declines, has no embedding.
+  return network_verdicts(domain_, *s, queries, rows, [&](FeatureRows r) { return margins(state, r); }, "the " + words);
 }
 
 template class LearnedEmbedding<OperatorGraph>;

@@ -143,47 +143,70 @@ std::shared_ptr<const LearnedState> LearnedEnsemble::prepare(const ModelInputs& 
   return s;
 }
 
-Verdict LearnedEnsemble::decide(const LearnedState& state, const RowQuery& q, std::span<const float> row) const {
+std::vector<Verdict> LearnedEnsemble::decide(const LearnedState& state, std::span<const RowQuery> queries,
+                                             FeatureRows rows) const {
   const auto* s = dynamic_cast<const EnsembleState*>(&state);
   if (!s) throw internal_error("the ensemble was asked to predict on a state another model prepared");
-  const std::string& family = q.family;
-  if (auto declined = domain_.untrained_runtime(q, "the ensemble's")) return std::move(*declined);
-  if (!domain_.accuracy().count(family)) {
-    Verdict v;
-    v.roofline = true;
-    v.uncertainty = 1;
-    v.flag(OodReason::NoHeldOutRows, "no held-out rows of device family '" + family +
-                                         "' measure the learned predictors' error, so the roofline predicts");
-    return v;
+  std::vector<Verdict> out(queries.size());
+  std::vector<std::size_t> take;
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    const std::string& family = queries[i].family;
+    if (auto declined = domain_.untrained_runtime(queries[i], "the ensemble's")) {
+      out[i] = std::move(*declined);
+    } else if (!domain_.accuracy().count(family)) {
+      Verdict& v = out[i];
+      v.roofline = true;
+      v.uncertainty = 1;
+      v.flag(OodReason::NoHeldOutRows, "no held-out rows of device family '" + family +
+                                           "' measure the learned predictors' error, so the roofline predicts");
+    } else {
+      take.push_back(i);
+    }
   }
-  // One feature row serves every member; the members' corrections are what their decide() applies.
-  const double base = std::log(std::max(q.roofline_ms, 1e-12));
-  auto own = groups_.find(family);
-  const Group& grp = own != groups_.end() ? own->second : groups_.at(q.gpu ? "gpu" : "cpu");
-  double mixed = grp.weights[0] * base, sum = 0, squares = 0;
-  for (std::size_t i = 0; i < corrections_.size(); ++i) {
-    const double c = corrections_[i]->correction(*s->members[i], row);
-    mixed += grp.weights[i + 1] * (base + c);
-    sum += c;
-    squares += c * c;
-  }
-  const double n = double(corrections_.size());
-  const double spread = std::sqrt(std::max(0.0, squares / n - (sum / n) * (sum / n)));  // population std
-
-  Verdict v = domain_.correct(mixed - base, "the ensemble's");
-  domain_.judge(q, row, {}, v);
-  if (s->unknown_ops > 0)
-    v.flag(OodReason::UnknownOps, std::to_string(s->unknown_ops) + " nodes have op types the learned predictors never saw");
+  if (take.empty()) return out;
+  if (rows.size() != queries.size())
+    throw internal_error("the ensemble was given " + std::to_string(rows.size()) + " feature rows for " +
+                         std::to_string(queries.size()) + " device rows");
   if (std::isnan(s->distance)) throw internal_error("the ensemble was asked to predict on a state it did not embed");
-  if (s->distance > threshold_)
-    v.flag(OodReason::EmbeddingDistance, "the graph is far from every graph trained on (distance " +
-                                             three_digits(s->distance) + "; the training graphs lie within " +
-                                             three_digits(threshold_) + ")");
-  double half = grp.band_base + grp.band_spread * spread;
-  if (v.flagged()) half *= 2;  // as the uncertainty: nothing measured says how far it errs there
-  v.band_half = half;
-  v.band_coverage = coverage_;
-  return v;
+  // One feature row serves every member; the members' corrections are what their decide() applies.
+  std::vector<float> keep;
+  const FeatureRows taken = rows.only(take, keep);
+  std::vector<std::vector<double>> member;
+  for (std::size_t i = 0; i < corrections_.size(); ++i) {
+    member.push_back(corrections_[i]->corrections(*s->members[i], taken));
+    if (member.back().size() != take.size())
+      throw internal_error("the ensemble's member " + members_[i]->name() + " gave a correction count that is not its row count");
+  }
+  for (std::size_t k = 0; k < take.size(); ++k) {
+    const RowQuery& q = queries[take[k]];
+    const double base = std::log(std::max(q.roofline_ms, 1e-12));
+    auto own = groups_.find(q.family);
+    const Group& grp = own != groups_.end() ? own->second : groups_.at(q.gpu ? "gpu" : "cpu");
+    double mixed = grp.weights[0] * base, sum = 0, squares = 0;
+    for (std::size_t i = 0; i < member.size(); ++i) {
+      const double c = member[i][k];
+      mixed += grp.weights[i + 1] * (base + c);
+      sum += c;
+      squares += c * c;
+    }
+    const double n = double(member.size());
+    const double spread = std::sqrt(std::max(0.0, squares / n - (sum / n) * (sum / n)));  // population std
+
+    Verdict v = domain_.correct(mixed - base, "the ensemble's");
+    domain_.judge(q, taken[k], {}, v);
+    if (s->unknown_ops > 0)
+      v.flag(OodReason::UnknownOps, std::to_string(s->unknown_ops) + " nodes have op types the learned predictors never saw");
+    if (s->distance > threshold_)
+      v.flag(OodReason::EmbeddingDistance, "the graph is far from every graph trained on (distance " +
+                                               three_digits(s->distance) + "; the training graphs lie within " +
+                                               three_digits(threshold_) + ")");
+    double half = grp.band_base + grp.band_spread * spread;
+    if (v.flagged()) half *= 2;  // as the uncertainty: nothing measured says how far it errs there
+    v.band_half = half;
+    v.band_coverage = coverage_;
+    out[take[k]] = std::move(v);
+  }
+  return out;
 }
 
 }  // namespace perfcard

@@ -54,6 +54,13 @@ bool TrainingAccuracy::beats_roofline_somewhere() const {
   return (!devices.empty() && any(families)) || any(unseen);
 }
 
+std::vector<PredictorOutput> Predictor::predict_many(const Prepared& prepared, std::span<const DeviceQuery> queries) const {
+  std::vector<PredictorOutput> out;
+  out.reserve(queries.size());
+  for (const DeviceQuery& q : queries) out.push_back(predict(prepared, q));
+  return out;
+}
+
 const std::map<std::string, FamilyAccuracy>& Predictor::accuracy() const {
   static const std::map<std::string, FamilyAccuracy> none;
   const TrainingAccuracy* a = training_accuracy();
@@ -123,30 +130,50 @@ std::unique_ptr<Prepared> LearnedPredictor::prepare(const PredictorSubject& s) c
 }
 
 PredictorOutput LearnedPredictor::predict(const Prepared& prepared, const DeviceQuery& q) const {
-  const LearnedPrepared& p = as_learned_prepared(prepared, name());
-  if (!q.device) throw internal_error("a prediction was asked without a device");
-  const Device& device = *q.device;
-  RowQuery rq;
-  rq.training_step = p.subject.mode == Mode::Training;
-  rq.host_given = q.host_us >= 0;
-  rq.runtime = p.subject.runtime;
-  roofline_->constants().family_of(device, &rq.family);
-  rq.device_id = device.id;
-  rq.gpu = device.is_gpu();
-  rq.fallback = roofline_->uncertainty(device, p.subject.runtime, nullptr);
-  // One roofline pass serves the row the model corrects and the row it declines to.
-  std::optional<RooflineResult> r;
-  std::vector<float> row;
-  if (!rq.training_step) {
-    r = roofline_->time(p, q);
-    rq.roofline_ms = r->latency_ms;
-    row = p.features.row(device, q, *r);
-  }
-  const Verdict v = model_->decide(p.state_of(*model_), rq, row);
+  return std::move(predict_many(prepared, std::span<const DeviceQuery>(&q, 1)).front());
+}
 
+std::vector<PredictorOutput> LearnedPredictor::predict_many(const Prepared& prepared,
+                                                            std::span<const DeviceQuery> queries) const {
+  const LearnedPrepared& p = as_learned_prepared(prepared, name());
+  std::vector<RowQuery> rq(queries.size());
+  // One roofline pass per device serves the row the model corrects and the row it declines to.
+  std::vector<std::optional<RooflineResult>> r(queries.size());
+  std::vector<float> rows;
+  std::size_t width = 0;
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    const DeviceQuery& q = queries[i];
+    if (!q.device) throw internal_error("a prediction was asked without a device");
+    const Device& device = *q.device;
+    rq[i].training_step = p.subject.mode == Mode::Training;
+    rq[i].host_given = q.host_us >= 0;
+    rq[i].runtime = p.subject.runtime;
+    roofline_->constants().family_of(device, &rq[i].family);
+    rq[i].device_id = device.id;
+    rq[i].gpu = device.is_gpu();
+    rq[i].fallback = roofline_->uncertainty(device, p.subject.runtime, nullptr);
+    if (rq[i].training_step) continue;
+    r[i] = roofline_->time(p, q);
+    rq[i].roofline_ms = r[i]->latency_ms;
+    const std::vector<float> row = p.features.row(device, q, *r[i]);
+    width = row.size();
+    rows.insert(rows.end(), row.begin(), row.end());
+  }
+  const std::vector<Verdict> v = model_->decide(p.state_of(*model_), rq, FeatureRows{rows, width});
+  if (v.size() != queries.size())
+    throw internal_error("the " + name() + " predictor gave " + std::to_string(v.size()) + " verdicts for " +
+                         std::to_string(queries.size()) + " device rows");
+  std::vector<PredictorOutput> out;
+  out.reserve(queries.size());
+  for (std::size_t i = 0; i < queries.size(); ++i) out.push_back(applied(v[i], r[i], p, queries[i]));
+  return out;
+}
+
+PredictorOutput LearnedPredictor::applied(const Verdict& v, std::optional<RooflineResult>& r, const LearnedPrepared& p,
+                                          const DeviceQuery& q) const {
   PredictorOutput out;
   if (v.roofline) {
-    out = r ? roofline_->output(std::move(*r), p.subject, device) : roofline_->predict(p, q);
+    out = r ? roofline_->output(std::move(*r), p.subject, *q.device) : roofline_->predict(p, q);
   } else {
     if (!r) throw internal_error("the " + name() + " predictor corrected a training step, which it never trained on");
     // The device stays as busy as the roofline says; the wall time is what a learned model corrects.

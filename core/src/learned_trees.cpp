@@ -21,11 +21,20 @@ std::shared_ptr<const LearnedState> LearnedTrees::prepare(const ModelInputs&) co
   return std::make_shared<LearnedState>();
 }
 
-Verdict LearnedTrees::decide(const LearnedState&, const RowQuery& q, std::span<const float> row) const {
-  if (auto declined = domain_.untrained_runtime(q, "the trees'")) return std::move(*declined);
-  Verdict v = domain_.correct(trees_->margin(row), "the trees'");
-  domain_.judge(q, row, used_, v);
-  return v;
+std::vector<double> LearnedTrees::margins(FeatureRows rows) const {
+  std::vector<double> m(rows.size());
+  trees_->margins(rows.values, m);
+  return m;
+}
+
+std::vector<Verdict> LearnedTrees::decide(const LearnedState&, std::span<const RowQuery> queries, FeatureRows rows) const {
+  return domain_.verdicts(queries, rows, "the trees'", used_, [&](FeatureRows r) { return margins(r); });
+}
+
+std::vector<double> LearnedTrees::corrections(const LearnedState&, FeatureRows rows) const {
+  std::vector<double> c = margins(rows);
+  for (double& v : c) v = domain_.held(v);
+  return c;
 }
 
 }  // namespace perfcard

@@ -13,15 +13,17 @@ const nn::Tensor2& embedded(const LearnedState& state, std::string_view network)
   return s->embedding;
 }
 
-Verdict network_verdict(const TrainingDomain& domain, const EmbeddedState& state, const RowQuery& q,
-                        std::span<const float> row, const std::function<double()>& margin, std::string_view network) {
-  if (auto declined = domain.untrained_runtime(q, std::string(network) + "'s")) return std::move(*declined);
-  Verdict v = domain.correct(margin(), std::string(network) + "'s");
+std::vector<Verdict> network_verdicts(const TrainingDomain& domain, const EmbeddedState& state,
+                                      std::span<const RowQuery> queries, FeatureRows rows,
+                                      const std::function<std::vector<double>(FeatureRows)>& margins,
+                                      std::string_view network) {
+  std::function<void(Verdict&)> note;
   if (state.unknown_ops > 0)
-    v.flag(OodReason::UnknownOps, std::to_string(state.unknown_ops) + " nodes have op types " + std::string(network) +
-                                      " has no embedding for");
-  domain.judge(q, row, {}, v);
-  return v;
+    note = [&](Verdict& v) {
+      v.flag(OodReason::UnknownOps, std::to_string(state.unknown_ops) + " nodes have op types " + std::string(network) +
+                                        " has no embedding for");
+    };
+  return domain.verdicts(queries, rows, std::string(network) + "'s", {}, margins, note);
 }
 
 }  // namespace perfcard

@@ -176,8 +176,15 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
         it = memories.emplace(key, estimate_memory(model, a, p, opt.mode, opt.optimizer, constants.runtime(runtime))).first;
       return it->second;
     };
-    for (const Device* d : devices) {
-      DevicePrediction p;
+    // Each row first states what it asks (runtime, precision, threads); the predictor then answers the
+    // devices of one prepared state together (a learned model in the page's other wasm module is reached
+    // once, not once per device), and each row is completed.
+    std::vector<DevicePrediction> asked(devices.size());
+    std::vector<DeviceQuery> queries(devices.size());
+    std::vector<const Prepared*> preps(devices.size());
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      const Device* d = devices[i];
+      DevicePrediction& p = asked[i];
       p.device_id = d->id;
       p.device_name = d->name;
       p.batch = samples;
@@ -191,13 +198,23 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       if (p.precision_used != p.precision_requested)
         p.warnings.push_back(std::string(precision_name(p.precision_requested)) + " is not supported by " + d->id +
                              "; predicted at " + std::string(precision_name(p.precision_used)));
-      const Prepared& prep = prepared_for(p.runtime, p.precision_used);
-      DeviceQuery query{d, 1, 1, d->is_gpu() ? 0 : opt.cpu_threads, opt.keep_kernels};
+      preps[i] = &prepared_for(p.runtime, p.precision_used);
+      DeviceQuery& query = queries[i];
+      query = DeviceQuery{d, 1, 1, d->is_gpu() ? 0 : opt.cpu_threads, opt.keep_kernels};
       if (d->is_gpu() && p.runtime == kHostRuntime) {
         query.host_us = opt.host_us.value_or(-1);
         p.host_us = opt.host_us.value_or(constants.runtime(p.runtime).dispatch_us);
       }
-      PredictorOutput out = predictor.predict(prep, query);
+    }
+    std::vector<PredictorOutput> outs = predict_grouped(
+        std::span<const Prepared* const>(preps), std::span<const DeviceQuery>(queries),
+        [&](const Prepared* prep, std::span<const DeviceQuery> qs) { return predictor.predict_many(*prep, qs); });
+    for (std::size_t row = 0; row < devices.size(); ++row) {
+      const Device* d = devices[row];
+      DevicePrediction& p = asked[row];
+      const Prepared& prep = *preps[row];
+      const DeviceQuery& query = queries[row];
+      PredictorOutput& out = outs[row];
       widen_for_host(out, constants, p.runtime, opt.mode);
       if (opt.keep_features) {
         if (!feature_timer) feature_timer = std::make_unique<RooflinePredictor>(constants);

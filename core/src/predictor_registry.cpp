@@ -53,21 +53,32 @@ class AutoPredictor final : public Predictor {
     return prepare_learned(s, *roofline_, models_);
   }
   PredictorOutput predict(const Prepared& p, const DeviceQuery& q) const override {
-    if (!q.device) return roofline_->predict(p, q);
+    return std::move(predict_many(p, std::span<const DeviceQuery>(&q, 1)).front());
+  }
+  // Each chosen predictor answers its devices at once.
+  std::vector<PredictorOutput> predict_many(const Prepared& p, std::span<const DeviceQuery> queries) const override {
     // No learned predictor trained on training steps: the roofline times them (predict says so once).
-    if (p.subject.mode == Mode::Training) return roofline_->predict(p, q);
-    std::string family;
-    roofline_->constants().family_of(*q.device, &family);
-    const Predictor* chosen = choose(family, q.device->id);
-    if (!chosen) return roofline_->predict(p, q);
-    PredictorOutput out = chosen->predict(p, q);
-    // Its own row, flagged or not; or the roofline's that it gave unflagged (a host time the caller stated).
-    if (!out.declined()) return out;
-    // It declined a runtime it never trained on: the roofline's own row, which nothing flags.
-    PredictorOutput r = roofline_->predict(p, q);
-    r.warnings.push_back("the " + chosen->name() + " predictor (" + chosen->version() +
-                         ") never trained on runtime '" + p.subject.runtime + "', so the roofline predicts");
-    return r;
+    const bool learned = p.subject.mode != Mode::Training;
+    std::vector<const Predictor*> chosen(queries.size(), nullptr);
+    for (std::size_t i = 0; i < queries.size() && learned; ++i) {
+      if (!queries[i].device) continue;
+      std::string family;
+      roofline_->constants().family_of(*queries[i].device, &family);
+      chosen[i] = choose(family, queries[i].device->id);
+    }
+    std::vector<PredictorOutput> out = predict_grouped(
+        std::span<const Predictor* const>(chosen), queries, [&](const Predictor* who, std::span<const DeviceQuery> qs) {
+          return who ? who->predict_many(p, qs) : roofline_->predict_many(p, qs);
+        });
+    for (std::size_t i = 0; i < queries.size(); ++i) {
+      // Its own row, flagged or not; or the roofline's that it gave unflagged (a host time the caller stated).
+      if (!chosen[i] || !out[i].declined()) continue;
+      // It declined a runtime it never trained on: the roofline's own row, which nothing flags.
+      out[i] = roofline_->predict(p, queries[i]);
+      out[i].warnings.push_back("the " + chosen[i]->name() + " predictor (" + chosen[i]->version() +
+                                ") never trained on runtime '" + p.subject.runtime + "', so the roofline predicts");
+    }
+    return out;
   }
 
  private:

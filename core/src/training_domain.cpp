@@ -120,4 +120,30 @@ void TrainingDomain::judge(const RowQuery& q, std::span<const float> row, const 
   if (v.flagged()) v.uncertainty *= 2;
 }
 
+std::vector<Verdict> TrainingDomain::verdicts(std::span<const RowQuery> queries, FeatureRows rows, std::string_view whose,
+                                              const std::vector<bool>& used,
+                                              const std::function<std::vector<double>(FeatureRows)>& margins,
+                                              const std::function<void(Verdict&)>& note) const {
+  std::vector<Verdict> out(queries.size());
+  std::vector<std::size_t> take;
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    if (auto declined = untrained_runtime(queries[i], whose)) out[i] = std::move(*declined);
+    else take.push_back(i);
+  }
+  if (take.empty()) return out;
+  if (rows.size() != queries.size())
+    throw internal_error(std::string(whose) + " model was given " + std::to_string(rows.size()) + " feature rows for " +
+                         std::to_string(queries.size()) + " device rows");
+  std::vector<float> keep;
+  const std::vector<double> m = margins(rows.only(take, keep));
+  if (m.size() != take.size()) throw internal_error(std::string(whose) + " model gave a margin count that is not its row count");
+  for (std::size_t k = 0; k < take.size(); ++k) {
+    Verdict v = correct(m[k], whose);
+    if (note) note(v);
+    judge(queries[take[k]], rows[take[k]], used, v);
+    out[take[k]] = std::move(v);
+  }
+  return out;
+}
+
 }  // namespace perfcard

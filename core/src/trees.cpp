@@ -222,6 +222,41 @@ double TreeEnsemble::margin(std::span<const float> x) const {
   return base_score_ + double(sum);
 }
 
+void TreeEnsemble::margins(std::span<const float> rows, std::span<double> out) const {
+  const std::size_t count = out.size();
+  if (rows.size() != count * features_)
+    throw internal_error(std::to_string(rows.size()) + " feature values for " + std::to_string(count) +
+                         " rows of trees of " + std::to_string(features_));
+  // Tree by tree over a block of rows: a tree's nodes stay in the L1 cache for the whole block, where
+  // margin() reads every tree's once per row; the block's chains of loads overlap as margin()'s trees do.
+  const std::size_t stride = features_ + 1;
+  std::vector<float> block(kLanes * stride, 0.f);  // the block's rows, each followed by the padding value
+  const std::uint32_t* feat = eval_feature_.data();
+  const float* thr = eval_threshold_.data();
+  const std::int32_t* left = eval_left_.data();
+  std::size_t r = 0;
+  for (; r + kLanes <= count; r += kLanes) {
+    for (std::size_t l = 0; l < kLanes; ++l)
+      std::copy_n(rows.data() + (r + l) * features_, features_, block.data() + l * stride);
+    float sum[kLanes] = {};
+    for (std::size_t t = 0; t < eval_root_.size(); ++t) {
+      std::int32_t k[kLanes];
+      for (std::size_t l = 0; l < kLanes; ++l) k[l] = eval_root_[t];
+      for (std::int32_t s = eval_depth_[t]; s > 0; --s)
+        for (std::size_t l = 0; l < kLanes; ++l) {
+          const std::uint32_t f = feat[k[l]];
+          const float v = block[l * stride + (f & 0x7fffffffu)];
+          const std::uint32_t lt = v < thr[k[l]];
+          const std::uint32_t nan = v != v;
+          k[l] = left[k[l]] + std::int32_t(((lt | nan) ^ 1u) | (nan & (f >> 31)));
+        }
+      for (std::size_t l = 0; l < kLanes; ++l) sum[l] += eval_leaf_[std::size_t(k[l])];
+    }
+    for (std::size_t l = 0; l < kLanes; ++l) out[r + l] = base_score_ + double(sum[l]);
+  }
+  for (; r < count; ++r) out[r] = margin(rows.subspan(r * features_, features_));
+}
+
 std::vector<bool> TreeEnsemble::used_features() const {
   std::vector<bool> used(features_, false);
   for (std::int32_t f : feature_)

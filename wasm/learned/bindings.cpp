@@ -1,7 +1,7 @@
 // Embind boundary of the learned models (learned_model.h), the page's second wasm module. The core's module
 // (wasm/bindings.cpp, wasm/remote_learned.cpp) times the roofline and builds the feature rows, the operator
 // graph and the kernel sequence; it calls these, through wasm/perfcard.js, when a weights file is loaded, once
-// per prepared model and once per device row. The first download never carries them.
+// per prepared model and once per prediction's device rows. The first download never carries them.
 //
 //   loadModel(ptr, len, schemas, loadedPtr, loadedN)   a weights file's model, built by the same code the
 //                                           CLI runs (make_learned_model, NativeNetworks) from the file's bytes
@@ -13,18 +13,22 @@
 //                hasSequence, kernels, features, op, opN, class, classN, x, xN, sequenceUnknownOps, unknownOps)
 //                                           the model's state for one subject (each array a pointer and its
 //                                           own length): {ok, handle}
-//   decide(model, state, queryPtr, queryN, rowPtr, n)   the model's verdict on one device row (the query's
-//                                           text, UTF-8, and the feature row at their pointers): the verdict's
-//                                           length in bytes, its text at lastText() until the next call; -1 on
-//                                           failure, kept for lastError(). Once per device row, so numbers in
-//                                           and out rather than objects and strings (their conversions cost
-//                                           more than the decision)
+//   decide(model, state, queryPtr, queryN, rowsPtr, n)   the model's verdicts on a batch of device rows
+//                                           (the queries' text, UTF-8, one record per row, and their feature
+//                                           rows back to back, n floats in all, at their pointers): the
+//                                           verdicts' length in bytes, their text at lastText() until the next
+//                                           call; -1 on failure, kept for lastError(). Numbers in and out rather
+//                                           than objects and strings, whose conversions would cost more than
+//                                           the decisions
 //   release(handle)                          a model or a state
 // The networks alone, for the tests and the benchmarks (the core goes through the models):
 //   loadNetwork(ptr, len, kind, features)  a weights file's network ("trees" | "graph" | "sequence"):
 //                                           {ok, handle, storage (embedding networks), used (trees: one byte
 //                                           per feature, 1 where some split reads it)}
 //   margin(handle, rowPtr, n)              the trees' margin for a feature row
+//   margins(handle, rowsPtr, n, count, outPtr)   the trees' margins for `count` feature rows back to back (n
+//                                           floats in all), written at outPtr as float64: true, or false with
+//                                           lastError()
 //   embedGraph(handle, nodes, features, op, opN, class, classN, x, xN, src, srcN, dst, dstN, outPtr)
 //   embedSequence(handle, kernels, features, op, opN, class, classN, x, xN, unknownOps, outPtr)
 //                                           write the embedding at outPtr (room for maxEmbedding() values):
@@ -165,6 +169,14 @@ double margin(int handle, std::uintptr_t row, std::size_t n) {
   });
 }
 
+bool margins(int handle, std::uintptr_t rows, std::size_t n, std::size_t count, std::uintptr_t out) {
+  return !std::isnan(number([&] {
+    network<std::shared_ptr<const perfcard::TreeNetwork>>(handle, "trees")->margins(at<float>(rows, n),
+                                                                                     {reinterpret_cast<double*>(out), count});
+    return 0.0;
+  }));
+}
+
 // The embedding is at most this many values (2 x a network's width): the JS side reserves that much.
 constexpr std::size_t kMaxEmbedding = 4096;
 
@@ -298,8 +310,13 @@ int decide(int model, int state_handle, std::uintptr_t query, std::size_t query_
     const auto& m = network<std::shared_ptr<const perfcard::LearnedModel>>(model, "model");
     const auto& s = network<std::shared_ptr<const perfcard::LearnedState>>(state_handle, "state");
     const auto q = at<char>(query, query_n);
-    const perfcard::Verdict v = m->decide(*s, perfcard::wasm::parse_query({q.data(), q.size()}), at<float>(row, n));
-    state().text = perfcard::wasm::verdict_text(v);
+    const std::vector<perfcard::RowQuery> queries = perfcard::wasm::parse_queries({q.data(), q.size()});
+    const auto values = at<float>(row, n);
+    if (!queries.empty() && n % queries.size() != 0)
+      throw perfcard::internal_error(std::to_string(n) + " feature values for " + std::to_string(queries.size()) + " device rows");
+    const std::vector<perfcard::Verdict> v =
+        m->decide(*s, queries, perfcard::FeatureRows{values, queries.empty() ? 0 : n / queries.size()});
+    state().text = perfcard::wasm::verdicts_text(v);
     return double(state().text.size());
   });
   return std::isnan(length) ? -1 : int(length);
@@ -335,6 +352,7 @@ val probe_machine(double gemm_ms, double stream_ms) {
 EMSCRIPTEN_BINDINGS(perfcard_learned) {
   emscripten::function("loadNetwork", &load_network);
   emscripten::function("margin", &margin);
+  emscripten::function("margins", &margins);
   emscripten::function("embedGraph", &embed_graph);
   emscripten::function("embedSequence", &embed_sequence);
   emscripten::function("head", &head);

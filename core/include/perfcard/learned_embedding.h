@@ -33,16 +33,18 @@ class LearnedEmbedding final : public LearnedModel, public RooflineCorrection {
   const TrainingAccuracy& training_accuracy() const override { return domain_.training_accuracy(); }
   // An EmbeddedState: the embedding of the input it reads (none without one).
   std::shared_ptr<const LearnedState> prepare(const ModelInputs& inputs) const override;
-  Verdict decide(const LearnedState& state, const RowQuery& query, std::span<const float> row) const override;
+  std::vector<Verdict> decide(const LearnedState& state, std::span<const RowQuery> queries,
+                              FeatureRows rows) const override;
 
   const EmbeddingNetwork<Input>& network() const { return *network_; }
-  double correction(const LearnedState& state, std::span<const float> row) const override;
+  std::vector<double> corrections(const LearnedState& state, FeatureRows rows) const override;
 
  private:
   std::shared_ptr<const EmbeddingNetwork<Input>> network_;
   EmbeddingCache<Input> cache_;
   TrainingDomain domain_;
   std::string version_;
+  std::vector<double> margins(const LearnedState& state, FeatureRows rows) const;
 };
 
 using LearnedGnn = LearnedEmbedding<OperatorGraph>;

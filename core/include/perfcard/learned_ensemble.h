@@ -53,7 +53,8 @@ class LearnedEnsemble final : public LearnedModel {
   const TrainingAccuracy& training_accuracy() const override { return domain_.training_accuracy(); }
   // An EnsembleState: every member's state (the embeddings the members read) and the model's distance.
   std::shared_ptr<const LearnedState> prepare(const ModelInputs& inputs) const override;
-  Verdict decide(const LearnedState& state, const RowQuery& query, std::span<const float> row) const override;
+  std::vector<Verdict> decide(const LearnedState& state, std::span<const RowQuery> queries,
+                              FeatureRows rows) const override;
 
   // Distance of a model's embedding from the training models' (nearest centroid, in units of the training
   // embeddings' spread), and the distance beyond which a model is out of distribution.

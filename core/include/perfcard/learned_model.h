@@ -57,6 +57,24 @@ struct Verdict {
   }
 };
 
+// The feature rows of a batch of device rows (features.h), back to back; none for a training step.
+struct FeatureRows {
+  std::span<const float> values;
+  std::size_t width = 0;
+
+  std::size_t size() const { return width ? values.size() / width : 0; }
+  std::span<const float> operator[](std::size_t i) const {
+    return width ? values.subspan(i * width, width) : std::span<const float>();
+  }
+  // The rows at `which`, back to back in `keep`, which holds them for as long as the result is read.
+  FeatureRows only(std::span<const std::size_t> which, std::vector<float>& keep) const {
+    if (which.size() == size()) return *this;  // `which` lists every row, in order (callers pick in order)
+    keep.clear();
+    for (std::size_t i : which) keep.insert(keep.end(), (*this)[i].begin(), (*this)[i].end());
+    return {keep, width};
+  }
+};
+
 // What a model's device-independent state is made of (null / 0 where the model reads none of it).
 struct ModelInputs {
   const OperatorGraph* graph = nullptr;
@@ -81,9 +99,11 @@ class LearnedModel {
   virtual const TrainingAccuracy& training_accuracy() const = 0;
   // The subject's state. For a training step the core passes no inputs: every model declines it.
   virtual std::shared_ptr<const LearnedState> prepare(const ModelInputs& inputs) const = 0;
-  // `state` from this model's prepare(); `row`: the device's feature row (features.h; empty for a training
-  // step).
-  virtual Verdict decide(const LearnedState& state, const RowQuery& query, std::span<const float> row) const = 0;
+  // The verdicts on a batch of device rows of one subject, in the queries' order: `state` from this model's
+  // prepare(), `rows` the queries' feature rows (none for a training step). A batch, so that a model in
+  // another wasm module is reached once per prediction rather than once per device row.
+  virtual std::vector<Verdict> decide(const LearnedState& state, std::span<const RowQuery> queries,
+                                      FeatureRows rows) const = 0;
 };
 
 // What the core makes a model's inputs with: the roofline it corrects (an ensemble names the one it was

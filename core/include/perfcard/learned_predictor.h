@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -45,12 +46,17 @@ class LearnedPredictor final : public Predictor {
   std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const override;
   // `prepared` from this predictor's prepare(), or from auto's, which prepares this model too.
   PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
+  // The model decides every query's row at once.
+  std::vector<PredictorOutput> predict_many(const Prepared& prepared, std::span<const DeviceQuery> queries) const override;
   const TrainingAccuracy* training_accuracy() const override { return &model_->training_accuracy(); }
   const std::shared_ptr<const LearnedModel>& model() const { return model_; }
 
  private:
   std::shared_ptr<const LearnedModel> model_;
   std::shared_ptr<const RooflinePredictor> roofline_;
+  // The row `v` makes of the roofline's (`r`: its timing of the row, none for a training step).
+  PredictorOutput applied(const Verdict& v, std::optional<RooflineResult>& r, const LearnedPrepared& p,
+                          const DeviceQuery& q) const;
 };
 
 }  // namespace perfcard

@@ -28,18 +28,18 @@ class LearnedTrees final : public LearnedModel, public RooflineCorrection {
   bool reads_sequence() const override { return false; }
   const TrainingAccuracy& training_accuracy() const override { return domain_.training_accuracy(); }
   std::shared_ptr<const LearnedState> prepare(const ModelInputs& inputs) const override;
-  Verdict decide(const LearnedState& state, const RowQuery& query, std::span<const float> row) const override;
+  std::vector<Verdict> decide(const LearnedState& state, std::span<const RowQuery> queries,
+                              FeatureRows rows) const override;
 
   const TrainingDomain& domain() const { return domain_; }
-  // The log correction decide() applies for this feature row, held to the training range.
-  double correction(std::span<const float> row) const { return domain_.held(trees_->margin(row)); }
-  double correction(const LearnedState&, std::span<const float> row) const override { return correction(row); }
+  std::vector<double> corrections(const LearnedState& state, FeatureRows rows) const override;
 
  private:
   std::shared_ptr<const TreeNetwork> trees_;
   std::string version_;
   TrainingDomain domain_;
   std::vector<bool> used_;
+  std::vector<double> margins(FeatureRows rows) const;
 };
 
 }  // namespace perfcard

@@ -21,8 +21,8 @@ namespace perfcard {
 class RooflineCorrection {
  public:
   virtual ~RooflineCorrection() = default;
-  // The log correction decide() applies for this state and feature row, held to the training range.
-  virtual double correction(const LearnedState& state, std::span<const float> row) const = 0;
+  // The log corrections decide() applies for this state and these feature rows, held to the training range.
+  virtual std::vector<double> corrections(const LearnedState& state, FeatureRows rows) const = 0;
 };
 
 // The state of a model that reads the model's structure: its embedding (empty where it was given nothing
@@ -36,11 +36,13 @@ class EmbeddedState final : public LearnedState {
 // The state as an EmbeddedState with an embedding, or Error(internal) (`network`: "GNN").
 const nn::Tensor2& embedded(const LearnedState& state, std::string_view network);
 
-// A network's verdict for one row: declined first where the domain says so, else its margin on the row
-// (`margin`, called only then) corrected and judged by the training domain, flagged when the model has op
-// types the network never saw (`network`: "the GNN").
-Verdict network_verdict(const TrainingDomain& domain, const EmbeddedState& state, const RowQuery& query,
-                        std::span<const float> row, const std::function<double()>& margin, std::string_view network);
+// A network's verdicts on a batch of rows: the training domain's (TrainingDomain::verdicts, `margins` on
+// the rows it does not decline), each corrected row flagged when the model has op types the network never
+// saw (`network`: "the GNN").
+std::vector<Verdict> network_verdicts(const TrainingDomain& domain, const EmbeddedState& state,
+                                      std::span<const RowQuery> queries, FeatureRows rows,
+                                      const std::function<std::vector<double>(FeatureRows)>& margins,
+                                      std::string_view network);
 
 // The embeddings of the last few inputs (operator graphs, kernel sequences), most recent first. The page
 // re-predicts an open model on every setting change, for the table's batch and the sweep's 8: equal inputs

@@ -25,6 +25,8 @@ class TreeNetwork {
   virtual ~TreeNetwork() = default;
   // base_score + the leaf each tree routes the feature row to (trees.h says how a split routes a NaN).
   virtual double margin(std::span<const float> row) const = 0;
+  // margin() of each of out.size() rows laid back to back in `rows`.
+  virtual void margins(std::span<const float> rows, std::span<double> out) const = 0;
   // Features some split reads (the others cannot change a prediction).
   virtual std::vector<bool> used_features() const = 0;
 };

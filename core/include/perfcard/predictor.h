@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -128,6 +129,26 @@ struct TrainingAccuracy {
   bool beats_roofline_somewhere() const;
 };
 
+// Queries that differ in who answers them (the predictor chosen per device, the state prepared per runtime)
+// answered a group at a time: answer(key, queries) once per distinct key, with its queries in order; the
+// rows come back in the queries' order.
+template <class Key, class Answer>
+std::vector<PredictorOutput> predict_grouped(std::span<const Key> keys, std::span<const DeviceQuery> queries,
+                                             Answer&& answer) {
+  std::vector<PredictorOutput> out(queries.size());
+  std::vector<bool> done(queries.size(), false);
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    if (done[i]) continue;
+    std::vector<std::size_t> group;
+    std::vector<DeviceQuery> asked;
+    for (std::size_t j = i; j < queries.size(); ++j)
+      if (keys[j] == keys[i]) group.push_back(j), asked.push_back(queries[j]), done[j] = true;
+    std::vector<PredictorOutput> got = answer(keys[i], std::span<const DeviceQuery>(asked));
+    for (std::size_t k = 0; k < group.size(); ++k) out[group[k]] = std::move(got.at(k));
+  }
+  return out;
+}
+
 class Predictor {
  public:
   virtual ~Predictor() = default;
@@ -136,6 +157,9 @@ class Predictor {
   virtual std::unique_ptr<Prepared> prepare(const PredictorSubject& subject) const = 0;
   // `prepared` must come from this predictor's prepare(); another's is refused (Error, internal).
   virtual PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const = 0;
+  // predict() of each query, in their order, at once: a learned model in the page's other wasm module is
+  // then reached once for all the devices rather than once per device.
+  virtual std::vector<PredictorOutput> predict_many(const Prepared& prepared, std::span<const DeviceQuery> queries) const;
   // What a learned predictor's file says of its held-out accuracy; nullptr for one that learned nothing (the
   // roofline) or that chooses among others.
   virtual const TrainingAccuracy* training_accuracy() const { return nullptr; }

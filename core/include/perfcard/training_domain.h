@@ -4,6 +4,7 @@
 // rows and of its target. A row outside them is out of distribution, and says why in words.
 #pragma once
 
+#include <functional>
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -47,6 +48,14 @@ class TrainingDomain {
   // family never trained on, or a feature (among `used`; empty = all) outside the training rows' range by
   // more than a tenth of that range. A row flagged by then has its uncertainty doubled.
   void judge(const RowQuery& query, std::span<const float> row, const std::vector<bool>& used, Verdict& v) const;
+
+  // A model's verdicts on a batch of rows (LearnedModel::decide), the rule above in order: a row
+  // untrained_runtime() declines is declined; the others are corrected by their margins (`margins`, called
+  // once, on those rows alone), given the model's own notes (`note`, where it has some) and judged.
+  std::vector<Verdict> verdicts(std::span<const RowQuery> queries, FeatureRows rows, std::string_view whose,
+                                const std::vector<bool>& used,
+                                const std::function<std::vector<double>(FeatureRows)>& margins,
+                                const std::function<void(Verdict&)>& note = {}) const;
 
   const TrainingAccuracy& training_accuracy() const { return accuracy_; }
   const std::map<std::string, FamilyAccuracy>& accuracy() const { return accuracy_.families; }

@@ -34,6 +34,8 @@ class TreeEnsemble final : public TreeNetwork {
   // down the node's default branch (as xgboost does).
   double margin(std::span<const float> x) const override;
   double margin_reference(std::span<const float> x) const;
+  // margin() of each row, equal to it to the bit.
+  void margins(std::span<const float> rows, std::span<double> out) const override;
 
   std::size_t trees() const { return first_.size(); }
   std::size_t nodes() const { return feature_.size(); }
