@@ -263,6 +263,10 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
         const double correction = out.baseline_ms > 0 && out.latency_ms > 0 ? out.latency_ms / out.baseline_ms : 1.0;
         // Profiles that differ only in memory size (1g.10gb vs 1g.5gb+me) share their slices: time once.
         std::map<std::pair<int, int>, double> slice_latency;
+        // The whole chip as one profile (7g) is the row's own device: the roofline timed it already (the
+        // baseline), with the same query. A sixth of the slices' timings, which cost three times the rows'.
+        if (out.baseline_ms > 0)
+          slice_latency.emplace(std::make_pair(t.compute_slices_total, t.memory_slices_total), out.baseline_ms * correction);
         for (const auto& prof : t.profiles) {
           MigOption m;
           m.name = prof.name;
