@@ -23,7 +23,7 @@ std::string unescaped(std::string_view s) {
   return out;
 }
 
-// Writes records straight into one string: once per device row, so no temporaries. Fields may hold any
+// Writes records straight into one string: a record per device row, so no temporaries. Fields may hold any
 // text but the separators: a tab, a newline and the backslash are escaped. A number is the 16 hex digits of
 // its IEEE-754 bits: exact both ways, and no strtod or printf (their code is most of what a reader of
 // decimal text would add to the learned module).
@@ -73,8 +73,8 @@ class Writer {
                        escape_text(std::string(text.substr(0, 200))) + "'");
 }
 
-// The records of a text, each a list of its fields, still escaped: once per device row, so views rather than
-// copies; text fields are unescaped where they are read.
+// The records of a text, each a list of its fields, still escaped: a record per device row, so views rather
+// than copies; text fields are unescaped where they are read.
 std::vector<std::vector<std::string_view>> records(std::string_view text) {
   std::vector<std::vector<std::string_view>> out;
   out.reserve(4);

@@ -1,8 +1,9 @@
 // How a learned model's answers cross between the page's two wasm modules (the core's, wasm/bindings.cpp,
-// and the learned one, wasm/learned/bindings.cpp): its description when it is loaded, and per device row
-// the core's queries and the model's verdicts (a batch: the device rows of one prediction), as short texts (tab-separated fields, one record per line,
-// numbers as the hex digits of their bits so they cross exactly). Compiled into both modules: one writer
-// and one reader of each text.
+// and the learned one, wasm/learned/bindings.cpp): its description when it is loaded, and for each batch
+// of device rows (those of one prepared state: one batch size and runtime) the core's queries and the
+// model's verdicts, as short texts (tab-separated fields, one record per line, numbers as the hex digits
+// of their bits so they cross exactly). Compiled into both modules: one writer and one reader of each
+// text.
 #pragma once
 
 #include <cstddef>

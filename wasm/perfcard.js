@@ -256,11 +256,12 @@ class LearnedRuntime {
     });
   }
 
-  // `query`: the row's query as UTF-8 bytes; the verdict's bytes are copied out for text().
-  decide(model, state, query, row) {
+  // `queries`: the rows' queries as UTF-8 bytes, `rows` their feature rows back to back; the verdicts'
+  // bytes are copied out for text().
+  decide(model, state, queries, rows) {
     return this.#guard(-1, () => {
-      const [pQuery, pRow] = this.#put(query, row);
-      const n = this.#mod.decide(model, state, pQuery, query.length, pRow, row.length);
+      const [pQuery, pRow] = this.#put(queries, rows);
+      const n = this.#mod.decide(model, state, pQuery, queries.length, pRow, rows.length);
       if (n < 0) return this.#fail(this.#mod.lastError(), -1);
       const at = this.#mod.lastText();
       this.#text = this.#mod.HEAPU8.slice(at, at + n);

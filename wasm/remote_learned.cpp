@@ -49,10 +49,10 @@ EM_JS(int, pc_learned_prepare, (int model, std::size_t unknown_ops), {
   return Module.perfcardLearned.prepare(model, unknown_ops >>> 0);
 });
 
-EM_JS(int, pc_learned_decide, (int model, int state, const char* query, std::size_t query_n, const float* row,
+EM_JS(int, pc_learned_decide, (int model, int state, const char* queries, std::size_t queries_n, const float* rows,
                                std::size_t n), {
   const r = Module.perfcardLearned;
-  return r.decide(model, state, r.view(HEAPU8, query, query_n), r.view(HEAPF32, row, n));
+  return r.decide(model, state, r.view(HEAPU8, queries, queries_n), r.view(HEAPF32, rows, n));
 });
 
 // The last text answer, as UTF-8 bytes: its length, then a copy into the core's memory at `out`.

@@ -68,7 +68,9 @@ struct FeatureRows {
   }
   // The rows at `which`, back to back in `keep`, which holds them for as long as the result is read.
   FeatureRows only(std::span<const std::size_t> which, std::vector<float>& keep) const {
-    if (which.size() == size()) return *this;  // `which` lists every row, in order (callers pick in order)
+    bool every = which.size() == size();
+    for (std::size_t i = 0; every && i < which.size(); ++i) every = which[i] == i;
+    if (every) return *this;
     keep.clear();
     for (std::size_t i : which) keep.insert(keep.end(), (*this)[i].begin(), (*this)[i].end());
     return {keep, width};

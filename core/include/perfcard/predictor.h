@@ -17,6 +17,7 @@
 
 #include "perfcard/analysis.h"
 #include "perfcard/device.h"
+#include "perfcard/error.h"
 #include "perfcard/op_registry.h"
 #include "perfcard/protocol.h"
 
@@ -144,7 +145,9 @@ std::vector<PredictorOutput> predict_grouped(std::span<const Key> keys, std::spa
     for (std::size_t j = i; j < queries.size(); ++j)
       if (keys[j] == keys[i]) group.push_back(j), asked.push_back(queries[j]), done[j] = true;
     std::vector<PredictorOutput> got = answer(keys[i], std::span<const DeviceQuery>(asked));
-    for (std::size_t k = 0; k < group.size(); ++k) out[group[k]] = std::move(got.at(k));
+    if (got.size() != group.size())
+      throw internal_error(std::to_string(got.size()) + " predictions for " + std::to_string(group.size()) + " devices");
+    for (std::size_t k = 0; k < group.size(); ++k) out[group[k]] = std::move(got[k]);
   }
   return out;
 }

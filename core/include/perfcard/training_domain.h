@@ -4,9 +4,9 @@
 // rows and of its target. A row outside them is out of distribution, and says why in words.
 #pragma once
 
-#include <functional>
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
