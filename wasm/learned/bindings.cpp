@@ -73,12 +73,13 @@ using emscripten::val;
 using perfcard::wasm::failure;
 using perfcard::wasm::guarded;
 
-using Network = std::variant<std::shared_ptr<const perfcard::TreeNetwork>, std::shared_ptr<const perfcard::GraphNetwork>,
-                             std::shared_ptr<const perfcard::SequenceNetwork>, std::shared_ptr<const perfcard::LearnedModel>,
-                             std::shared_ptr<const perfcard::LearnedState>>;
+// What a handle holds: a network (the tests' and benchmarks' calls), a model or a model's state.
+using Held = std::variant<std::shared_ptr<const perfcard::TreeNetwork>, std::shared_ptr<const perfcard::GraphNetwork>,
+                          std::shared_ptr<const perfcard::SequenceNetwork>, std::shared_ptr<const perfcard::LearnedModel>,
+                          std::shared_ptr<const perfcard::LearnedState>>;
 
 struct State {
-  std::map<int, Network> networks;
+  std::map<int, Held> held;
   int next = 1;
   val last_error = val::null();
   std::string text;  // decide()'s last verdict
@@ -111,19 +112,20 @@ std::span<const T> at(std::uintptr_t ptr, std::size_t n) {
   return {reinterpret_cast<const T*>(ptr), n};
 }
 
+// What `handle` holds, if it is a T (`kind`: "trees network", "learned model", ...).
 template <class T>
-const T& network(int handle, const char* kind) {
-  auto it = state().networks.find(handle);
-  if (it == state().networks.end() || !std::holds_alternative<T>(it->second))
-    throw perfcard::internal_error(std::string("no ") + kind + " network has handle " + std::to_string(handle));
+const T& held(int handle, const char* kind) {
+  auto it = state().held.find(handle);
+  if (it == state().held.end() || !std::holds_alternative<T>(it->second))
+    throw perfcard::internal_error(std::string("no ") + kind + " has handle " + std::to_string(handle));
   return std::get<T>(it->second);
 }
 
-// Keeps `n` under a fresh handle.
-int kept(Network n) {
+// Keeps `h` under a fresh handle.
+int kept(Held h) {
   State& s = state();
   const int handle = s.next++;
-  s.networks.emplace(handle, std::move(n));
+  s.held.emplace(handle, std::move(h));
   return handle;
 }
 
@@ -133,7 +135,7 @@ val load_network(std::uintptr_t ptr, std::size_t size, const std::string& kind, 
     const perfcard::WeightsFile file = perfcard::read_weights(at<std::uint8_t>(ptr, size));
     const perfcard::NativeNetworks native;
     val r = val::object();
-    Network n;
+    Held n;
     if (kind == "trees") {
       if (features < 0) throw perfcard::internal_error("a negative feature count for the trees");
       auto trees = native.trees(file, std::size_t(features));
@@ -165,13 +167,13 @@ val load_network(std::uintptr_t ptr, std::size_t size, const std::string& kind, 
 
 double margin(int handle, std::uintptr_t row, std::size_t n) {
   return number([&] {
-    return network<std::shared_ptr<const perfcard::TreeNetwork>>(handle, "trees")->margin(at<float>(row, n));
+    return held<std::shared_ptr<const perfcard::TreeNetwork>>(handle, "trees network")->margin(at<float>(row, n));
   });
 }
 
 bool margins(int handle, std::uintptr_t rows, std::size_t n, std::size_t count, std::uintptr_t out) {
   return !std::isnan(number([&] {
-    network<std::shared_ptr<const perfcard::TreeNetwork>>(handle, "trees")->margins(at<float>(rows, n),
+    held<std::shared_ptr<const perfcard::TreeNetwork>>(handle, "trees network")->margins(at<float>(rows, n),
                                                                                      {reinterpret_cast<double*>(out), count});
     return 0.0;
   }));
@@ -229,7 +231,7 @@ val embed_graph(int handle, std::size_t nodes, std::size_t features, std::uintpt
                 std::size_t src_n, std::uintptr_t dst, std::size_t dst_n, std::uintptr_t out) {
   return guarded([&] {
     const auto g = graph_at(nodes, features, op, op_n, cls, cls_n, x, x_n, src, src_n, dst, dst_n);
-    return written(network<std::shared_ptr<const perfcard::GraphNetwork>>(handle, "graph")->embed(g), out);
+    return written(held<std::shared_ptr<const perfcard::GraphNetwork>>(handle, "graph network")->embed(g), out);
   });
 }
 
@@ -238,15 +240,15 @@ val embed_sequence(int handle, std::size_t kernels, std::size_t features, std::u
                    std::uintptr_t out) {
   return guarded([&] {
     const auto q = sequence_at(kernels, features, op, op_n, cls, cls_n, x, x_n, unknown_ops);
-    return written(network<std::shared_ptr<const perfcard::SequenceNetwork>>(handle, "sequence")->embed(q), out);
+    return written(held<std::shared_ptr<const perfcard::SequenceNetwork>>(handle, "sequence network")->embed(q), out);
   });
 }
 
 double head(int handle, std::uintptr_t embedding, std::size_t width, std::uintptr_t row, std::size_t n) {
   return number([&] {
     const perfcard::nn::Tensor2 e(1, width, copied<float>(embedding, width));
-    auto it = state().networks.find(handle);
-    if (it != state().networks.end())
+    auto it = state().held.find(handle);
+    if (it != state().held.end())
       return std::visit(
           [&](const auto& net) -> double {
             using Net = std::decay_t<decltype(*net)>;
@@ -265,7 +267,7 @@ val load_model(std::uintptr_t ptr, std::size_t size, const std::string& schemas,
   return guarded([&] {
     std::vector<std::shared_ptr<const perfcard::LearnedModel>> models;
     for (std::int32_t h : at<std::int32_t>(loaded, loaded_n))
-      models.push_back(network<std::shared_ptr<const perfcard::LearnedModel>>(h, "model"));
+      models.push_back(held<std::shared_ptr<const perfcard::LearnedModel>>(h, "learned model"));
     // The tensors are read in place: the bytes need a heap buffer's alignment (JS copies them into one).
     const perfcard::WeightsFile file = perfcard::read_weights(at<std::uint8_t>(ptr, size));
     auto model = perfcard::make_learned_model(file, perfcard::wasm::parse_schemas(schemas), perfcard::NativeNetworks{}, models);
@@ -285,7 +287,7 @@ val prepare_model(int model, bool has_graph, std::size_t nodes, std::size_t feat
                   std::uintptr_t scls, std::size_t scls_n, std::uintptr_t sx, std::size_t sx_n,
                   std::size_t sequence_unknown_ops, std::size_t unknown_ops) {
   return guarded([&] {
-    const auto& m = network<std::shared_ptr<const perfcard::LearnedModel>>(model, "model");
+    const auto& m = held<std::shared_ptr<const perfcard::LearnedModel>>(model, "learned model");
     perfcard::OperatorGraph g;
     perfcard::KernelSequence q;
     perfcard::ModelInputs in;
@@ -307,8 +309,8 @@ val prepare_model(int model, bool has_graph, std::size_t nodes, std::size_t feat
 
 int decide(int model, int state_handle, std::uintptr_t query, std::size_t query_n, std::uintptr_t row, std::size_t n) {
   const double length = number([&] {
-    const auto& m = network<std::shared_ptr<const perfcard::LearnedModel>>(model, "model");
-    const auto& s = network<std::shared_ptr<const perfcard::LearnedState>>(state_handle, "state");
+    const auto& m = held<std::shared_ptr<const perfcard::LearnedModel>>(model, "learned model");
+    const auto& s = held<std::shared_ptr<const perfcard::LearnedState>>(state_handle, "model state");
     const auto q = at<char>(query, query_n);
     const std::vector<perfcard::RowQuery> queries = perfcard::wasm::parse_queries({q.data(), q.size()});
     const auto values = at<float>(row, n);
@@ -326,7 +328,7 @@ std::uintptr_t last_text() { return reinterpret_cast<std::uintptr_t>(state().tex
 
 val last_error() { return state().last_error; }
 
-bool release(int handle) { return state().networks.erase(handle) != 0; }
+bool release(int handle) { return state().held.erase(handle) != 0; }
 
 int max_embedding() { return int(kMaxEmbedding); }
 
