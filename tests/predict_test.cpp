@@ -475,6 +475,8 @@ TEST_CASE("a predict row's keys, nested ones included, are the documented ones")
 }
 
 TEST_CASE("a predict cache gives the same documents as fresh analyses, across settings, dims and evictions") {
+  // It also keeps the MIG slices' times: the host's time per kernel, the precision, the runtime and the
+  // mode change them; a latency target does not (the calls below change each, and come back).
   auto read = [](const char* name) { return perfcard::test::read_text(perfcard::test::repo_path(std::string("weights/") + name)); };
   auto cat = perfcard::DeviceCatalog::parse(read("devices.json"));
   auto carbon = perfcard::CarbonTable::parse(read("carbon_regions.json"));
@@ -484,7 +486,7 @@ TEST_CASE("a predict cache gives the same documents as fresh analyses, across se
   perfcard::PredictCache cache(m);
   // What a page does: a sweep, then settings that keep the dims, then others, then more batches than the
   // cache keeps (every analysis evicted and made again), then the first sweep once more.
-  std::vector<perfcard::PredictOptions> calls(7);
+  std::vector<perfcard::PredictOptions> calls(11);
   calls[0].batches = {1, 2, 4, 8, 16, 32, 64, 128};
   calls[0].dims.values["sequence"] = 128;
   calls[1] = calls[0];
@@ -501,6 +503,14 @@ TEST_CASE("a predict cache gives the same documents as fresh analyses, across se
   calls[5] = calls[0];
   calls[5].gpu_runtime = "pytorch-cuda-graphs";
   calls[6] = calls[0];
+  calls[7] = calls[0];
+  calls[7].host_us = 25;
+  calls[8] = calls[0];
+  calls[8].host_us = 60;
+  calls[8].latency_target_ms = 2;
+  calls[9] = calls[0];
+  calls[9].precision = perfcard::Precision::BF16;
+  calls[10] = calls[7];
   for (std::size_t i = 0; i < calls.size(); ++i) {
     INFO("call " << i);
     const std::string fresh = perfcard::predict_to_json_text(perfcard::predict(m, cat, pred, c, carbon, calls[i]));

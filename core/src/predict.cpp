@@ -277,7 +277,16 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
           if (cached == slice_latency.end()) {
             DeviceQuery slice{d, double(prof.compute_slices) / t.compute_slices_total,
                               double(prof.memory_slices) / t.memory_slices_total, 0, false, query.host_us};
-            cached = slice_latency.emplace(slices, slice_timer->predict(prep, slice).latency_ms * correction).first;
+            auto time = [&] { return slice_timer->predict(prep, slice).latency_ms; };
+            // Kept with the open model for the next call (a catalog's devices only: --extra-devices makes
+            // a catalog per call).
+            const double roofline_ms =
+                cache && !extra ? cache->slice_latency(a, {&constants.runtime(p.runtime), p.precision_used, opt.mode,
+                                                           opt.optimizer, d, prof.compute_slices, prof.memory_slices,
+                                                           query.host_us},
+                                                       time)
+                                : time();
+            cached = slice_latency.emplace(slices, roofline_ms * correction).first;
           }
           m.latency_ms = cached->second;
           m.throughput_per_s = m.latency_ms > 0 ? double(samples) / (m.latency_ms / 1e3) : 0;
