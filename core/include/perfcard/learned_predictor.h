@@ -47,7 +47,8 @@ class LearnedPredictor final : public Predictor {
   // `prepared` from this predictor's prepare(), or from auto's, which prepares this model too.
   PredictorOutput predict(const Prepared& prepared, const DeviceQuery& query) const override;
   // The model decides every query's row at once.
-  std::vector<PredictorOutput> predict_many(const Prepared& prepared, std::span<const DeviceQuery> queries) const override;
+  std::vector<PredictorOutput> predict_many(const Prepared& prepared,
+                                            std::span<const DeviceQuery> queries) const override;
   const TrainingAccuracy* training_accuracy() const override { return &model_->training_accuracy(); }
   const std::shared_ptr<const LearnedModel>& model() const { return model_; }
 

@@ -3,8 +3,9 @@
 // precision and protocol, never on the devices, the predictor or the settings a page changes most, yet
 // they were a fifth of a re-prediction's time (ResNet-50, 16 GPUs x 8 batches). Likewise the roofline's
 // time of each MIG slice, which depends on the device and the slice but not on the predictor, the target
-// or the carbon settings: the slices of the default view's GPUs cost three times its rows' roofline. The page and the JS API
-// keep one per open model; predict() without one analyzes every batch afresh, as the CLI's single run does.
+// or the carbon settings: the default view's slices cost three times its rows' roofline. The page and the
+// JS API keep one per open model; predict() without one analyzes every batch afresh, as the CLI's single
+// run does.
 // Not thread-safe: one caller at a time, as one page worker or one `perfcard eval` loop.
 #pragma once
 

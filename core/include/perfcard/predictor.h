@@ -146,7 +146,8 @@ std::vector<PredictorOutput> predict_grouped(std::span<const Key> keys, std::spa
       if (keys[j] == keys[i]) group.push_back(j), asked.push_back(queries[j]), done[j] = true;
     std::vector<PredictorOutput> got = answer(keys[i], std::span<const DeviceQuery>(asked));
     if (got.size() != group.size())
-      throw internal_error(std::to_string(got.size()) + " predictions for " + std::to_string(group.size()) + " devices");
+      throw internal_error(std::to_string(got.size()) + " predictions for " + std::to_string(group.size()) +
+                           " devices");
     for (std::size_t k = 0; k < group.size(); ++k) out[group[k]] = std::move(got[k]);
   }
   return out;
