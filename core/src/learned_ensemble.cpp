@@ -147,26 +147,18 @@ std::vector<Verdict> LearnedEnsemble::decide(const LearnedState& state, std::spa
                                              FeatureRows rows) const {
   const auto* s = dynamic_cast<const EnsembleState*>(&state);
   if (!s) throw internal_error("the ensemble was asked to predict on a state another model prepared");
-  std::vector<Verdict> out(queries.size());
-  std::vector<std::size_t> take;
-  for (std::size_t i = 0; i < queries.size(); ++i) {
-    const std::string& family = queries[i].family;
-    if (auto declined = domain_.untrained_runtime(queries[i], "the ensemble's")) {
-      out[i] = std::move(*declined);
-    } else if (!domain_.accuracy().count(family)) {
-      Verdict& v = out[i];
-      v.roofline = true;
-      v.uncertainty = 1;
-      v.flag(OodReason::NoHeldOutRows, "no held-out rows of device family '" + family +
-                                           "' measure the learned predictors' error, so the roofline predicts");
-    } else {
-      take.push_back(i);
-    }
-  }
+  std::vector<Verdict> out;
+  const std::vector<std::size_t> take =
+      domain_.undeclined(queries, rows, "the ensemble's", out, [&](const RowQuery& q) -> std::optional<Verdict> {
+        if (domain_.accuracy().count(q.family)) return std::nullopt;
+        Verdict v;
+        v.roofline = true;
+        v.uncertainty = 1;
+        v.flag(OodReason::NoHeldOutRows, "no held-out rows of device family '" + q.family +
+                                             "' measure the learned predictors' error, so the roofline predicts");
+        return v;
+      });
   if (take.empty()) return out;
-  if (rows.size() != queries.size())
-    throw internal_error("the ensemble was given " + std::to_string(rows.size()) + " feature rows for " +
-                         std::to_string(queries.size()) + " device rows");
   if (std::isnan(s->distance)) throw internal_error("the ensemble was asked to predict on a state it did not embed");
   // One feature row serves every member; the members' corrections are what their decide() applies.
   std::vector<float> keep;

@@ -120,20 +120,30 @@ void TrainingDomain::judge(const RowQuery& q, std::span<const float> row, const 
   if (v.flagged()) v.uncertainty *= 2;
 }
 
+std::vector<std::size_t> TrainingDomain::undeclined(
+    std::span<const RowQuery> queries, FeatureRows rows, std::string_view whose, std::vector<Verdict>& out,
+    const std::function<std::optional<Verdict>(const RowQuery&)>& decline) const {
+  out.assign(queries.size(), Verdict{});
+  std::vector<std::size_t> take;
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    std::optional<Verdict> declined = untrained_runtime(queries[i], whose);
+    if (!declined && decline) declined = decline(queries[i]);
+    if (declined) out[i] = std::move(*declined);
+    else take.push_back(i);
+  }
+  if (!take.empty() && rows.size() != queries.size())
+    throw internal_error(std::string(whose) + " model was given " + std::to_string(rows.size()) + " feature rows for " +
+                         std::to_string(queries.size()) + " device rows");
+  return take;
+}
+
 std::vector<Verdict> TrainingDomain::verdicts(std::span<const RowQuery> queries, FeatureRows rows, std::string_view whose,
                                               const std::vector<bool>& used,
                                               const std::function<std::vector<double>(FeatureRows)>& margins,
                                               const std::function<void(Verdict&)>& note) const {
-  std::vector<Verdict> out(queries.size());
-  std::vector<std::size_t> take;
-  for (std::size_t i = 0; i < queries.size(); ++i) {
-    if (auto declined = untrained_runtime(queries[i], whose)) out[i] = std::move(*declined);
-    else take.push_back(i);
-  }
+  std::vector<Verdict> out;
+  const std::vector<std::size_t> take = undeclined(queries, rows, whose, out);
   if (take.empty()) return out;
-  if (rows.size() != queries.size())
-    throw internal_error(std::string(whose) + " model was given " + std::to_string(rows.size()) + " feature rows for " +
-                         std::to_string(queries.size()) + " device rows");
   std::vector<float> keep;
   const std::vector<double> m = margins(rows.only(take, keep));
   if (m.size() != take.size()) throw internal_error(std::string(whose) + " model gave a margin count that is not its row count");

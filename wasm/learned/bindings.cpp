@@ -307,13 +307,13 @@ val prepare_model(int model, bool has_graph, std::size_t nodes, std::size_t feat
   });
 }
 
-int decide(int model, int state_handle, std::uintptr_t query, std::size_t query_n, std::uintptr_t row, std::size_t n) {
+int decide(int model, int state_handle, std::uintptr_t query, std::size_t query_n, std::uintptr_t rows, std::size_t n) {
   const double length = number([&] {
     const auto& m = held<std::shared_ptr<const perfcard::LearnedModel>>(model, "learned model");
     const auto& s = held<std::shared_ptr<const perfcard::LearnedState>>(state_handle, "model state");
     const auto q = at<char>(query, query_n);
     const std::vector<perfcard::RowQuery> queries = perfcard::wasm::parse_queries({q.data(), q.size()});
-    const auto values = at<float>(row, n);
+    const auto values = at<float>(rows, n);
     if (!queries.empty() && n % queries.size() != 0)
       throw perfcard::internal_error(std::to_string(n) + " feature values for " + std::to_string(queries.size()) + " device rows");
     const std::vector<perfcard::Verdict> v =

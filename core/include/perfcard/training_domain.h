@@ -49,6 +49,14 @@ class TrainingDomain {
   // more than a tenth of that range. A row flagged by then has its uncertainty doubled.
   void judge(const RowQuery& query, std::span<const float> row, const std::vector<bool>& used, Verdict& v) const;
 
+  // The first step of a model's decide() on a batch: `out` gets, for each row untrained_runtime() declines,
+  // that verdict, else the one `decline` gives (where it is given and gives one: the ensemble declines a
+  // family without held-out rows); the other rows' indices come back in order, once the batch is checked
+  // to have a feature row per query where any row is left.
+  std::vector<std::size_t> undeclined(std::span<const RowQuery> queries, FeatureRows rows, std::string_view whose,
+                                      std::vector<Verdict>& out,
+                                      const std::function<std::optional<Verdict>(const RowQuery&)>& decline = {}) const;
+
   // A model's verdicts on a batch of rows (LearnedModel::decide), the rule above in order: a row
   // untrained_runtime() declines is declined; the others are corrected by their margins (`margins`, called
   // once, on those rows alone), given the model's own notes (`note`, where it has some) and judged.
