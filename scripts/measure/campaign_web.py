@@ -86,6 +86,9 @@ def main():
     ap.add_argument("--csv", default=CSV)
     ap.add_argument("--check-every", type=int, default=10)
     ap.add_argument("--drift", type=float, default=0.03)
+    # onnxruntime-web's runs spread more than node's on a quiet machine (median 0.32 in Chromium, 0.41 in
+    # node: wasm tier-up and garbage collection inside the timed loop); 0.5 retimes its unsteadiest quarter.
+    campaign.add_steadiness_options(ap, max_spread=0.5)
     args = ap.parse_args()
     envs = [e for e in args.env.split(",") if e]
     if any(e not in ENVS for e in envs):
@@ -123,7 +126,8 @@ def main():
         ref = campaign.REFERENCE
         run_piece(todo, lambda c: measure(path_of(c[0]), *c[1:]), make_row,
                   lambda: campaign.measure(path_of(ref[0]), *ref[1:])["median_ms"],
-                  args.csv, FIELDS, time.time() + args.max_minutes * 60, args.check_every, args.drift)
+                  args.csv, FIELDS, time.time() + args.max_minutes * 60, args.check_every, args.drift,
+                  args.max_spread, args.retries)
 
 
 if __name__ == "__main__":

@@ -123,6 +123,28 @@ class CsvTest(unittest.TestCase):
         self.assertEqual(done, {("a", 1, 0, 0, 1), ("b", 1, 0, 0, 1)})
 
 
+    def test_an_unsteady_configuration_is_timed_again_and_the_steadiest_kept(self):
+        spreads = {"a": iter([0.5, 0.3, 0.4]), "b": iter([0.1]), "c": iter([0.6, 0.15])}
+
+        def measure(config):
+            s = next(spreads[config[0]])
+            return {"runs": 10, "median_ms": 1.0 + s, "p10_ms": 0.9, "p90_ms": 1.1, "min_ms": 0.9, "spread": s,
+                    "ort_version": "test"}
+
+        def make_row(config, r):
+            return {"machine_id": "m", "model": config[0], "family": "f", "batch": 1, "sequence": 0,
+                    "past_sequence": 0, "threads": 1, "peak_rss_mib": 1.0}
+
+        todo = [("a", 1, 0, 0, 1), ("b", 1, 0, 0, 1), ("c", 1, 0, 0, 1)]
+        campaign.run_piece(todo, measure, make_row, lambda: 10.0, self.csv, campaign.FIELDS, deadline=float("inf"),
+                           check_every=10, drift_limit=0.03, max_spread=0.2, retries=2)
+        rows = {r["model"]: r for r in self.rows()}
+        self.assertEqual(rows["a"]["spread"], "0.3")   # three timings, none steady: the steadiest
+        self.assertEqual(rows["b"]["spread"], "0.1")   # steady at once: timed once (its iterator had one)
+        self.assertEqual(rows["c"]["spread"], "0.15")  # steady on the second: no third timing
+        self.assertEqual(rows["c"]["median_ms"], "1.15")
+
+
 class MaterializeTest(unittest.TestCase):
     def test_integer_buffers_are_zero_and_bare_locations_are_sized(self):
         import numpy as np

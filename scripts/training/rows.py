@@ -49,9 +49,12 @@ def schema() -> dict:
     return json.loads(out)
 
 
-def _frame(source, family, model, dims, device, precision, runtime, threads, latency_ms, split=None, group=None):
+def _frame(source, family, model, dims, device, precision, runtime, threads, latency_ms, split=None, group=None,
+           spread=np.nan):
+    """spread: the row's run-to-run spread, (p90 - p10) / median, where the source records it (our own
+    campaigns); NaN elsewhere. Only the reports read it (error against measurement noise), never a fit."""
     df = pd.DataFrame({"model": model, "device_id": device, "precision": precision, "runtime": runtime,
-                       "threads": threads, "latency_ms": latency_ms, "family": family})
+                       "threads": threads, "latency_ms": latency_ms, "family": family, "spread": spread})
     df["dims"] = [json.dumps(d, sort_keys=True) for d in dims]
     df["source"] = source
     df["split"] = split if split is not None else df.family.map(family_split)
@@ -77,14 +80,14 @@ def cpu_ours_rows() -> pd.DataFrame:
     d, _ = cpu_rows.ort_rows()
     qs = cpu_rows.ort_queries(d)
     return _frame("cpu_ours", d.family.values, [q["model"] for q in qs], [q["dims"] for q in qs], d.device_id.values,
-                  "fp32", "onnxruntime", [q["threads"] for q in qs], d.latency_ms.values)
+                  "fp32", "onnxruntime", [q["threads"] for q in qs], d.latency_ms.values, spread=d.spread.values)
 
 
 def web_ours_rows() -> pd.DataFrame:
     d, _ = cpu_rows.web_rows()
     qs = cpu_rows.ort_queries(d, runtime="onnxruntime-web")
     return _frame("web_ours", d.family.values, [q["model"] for q in qs], [q["dims"] for q in qs], d.device_id.values,
-                  "fp32", "onnxruntime-web", [q["threads"] for q in qs], d.latency_ms.values)
+                  "fp32", "onnxruntime-web", [q["threads"] for q in qs], d.latency_ms.values, spread=d.spread.values)
 
 
 def gpu_ours_rows() -> pd.DataFrame:
@@ -99,7 +102,9 @@ def gpu_ours_rows() -> pd.DataFrame:
     qs = [query(r, "roofline") for r in got]
     return _frame("gpu_ours", [r["family"] for r in got], [q["model"] for q in qs], [q["dims"] for q in qs],
                   [q["device"] for q in qs], [q["precision"] for q in qs], "pytorch-eager", 0,
-                  [r["median_ms"] for r in got])
+                  [r["median_ms"] for r in got],
+                  spread=[(float(r["p90_ms"]) - float(r["p10_ms"])) / r["median_ms"] if r.get("p10_ms") and r.get("p90_ms")
+                          else np.nan for r in got])
 
 
 def help_gpu_rows(sample: int = 1000, seed: int = 0) -> pd.DataFrame:

@@ -30,6 +30,22 @@ class OodReasonTable(unittest.TestCase):
         self.assertEqual(report.ood_reason_lines(test.drop(columns="ood_reasons")), [])  # a score from before
 
 
+class NoiseTable(unittest.TestCase):
+    def test_rows_fall_in_their_spread_bin_and_sources_without_spread_are_left_out(self):
+        from scripts.training import report
+        test = pd.DataFrame({"source": ["cpu_ours", "cpu_ours", "cpu_ours", "cpu_ours", "timm"],
+                             "spread": [0.05, 0.02, 0.051, 0.9, np.nan],
+                             "latency_ms": [1.0, 1.0, 1.0, 1.0, 1.0], "roofline_ms": [1.2, 1.0, 2.0, 1.0, 3.0],
+                             "trees_ms": [1.1, 1.0, 1.5, 1.0, 3.0], "ensemble_ms": [1.1, 0.9, 1.5, 0.5, 3.0]})
+        text = "\n".join(report.noise_lines(test))
+        self.assertIn("| cpu_ours | <= 5% | 2 | 10.0% | 5.0% | 10.0% | +0% |", text)  # 5% exactly: the first bin
+        self.assertIn("| cpu_ours | 5%-10% | 1 | 100.0% | 50.0% | 50.0% | +50% |", text)
+        self.assertIn("| cpu_ours | > 30% | 1 | 0.0% | 0.0% | 50.0% | -50% |", text)
+        self.assertNotIn("10%-20%", text)  # an empty bin has no line
+        self.assertNotIn("timm", text)
+        self.assertEqual(report.noise_lines(test.drop(columns="spread")), [])  # a score from before
+
+
 class FitRules(unittest.TestCase):
     def test_weights_pick_the_member_that_is_right(self):
         rng = np.random.default_rng(0)
