@@ -28,7 +28,8 @@ std::vector<std::uint8_t> one_node(const perfcard::OpSpec& op, const std::vector
   ModelBuilder b(17);
   std::vector<std::string> inputs;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
-    std::string name = "x" + std::to_string(i);
+    // Not "x" + std::to_string(i): at -O3 GCC 12 warns -Wrestrict on it inside libstdc++ (a false positive).
+    std::string name = std::to_string(i).insert(0, 1, 'x');
     if (ranks[i] == kUnranked) b.input_unranked(name, 1);
     else if (weights && i > 0) b.initializer(name, 1, std::vector<std::int64_t>(std::size_t(ranks[i]), 3));
     else b.input(name, 1, std::vector<perfcard::test::DimSpec>(std::size_t(ranks[i]), std::int64_t(3)));
