@@ -10,7 +10,7 @@ export const LEARNED = {
   ensemble: 'predictors/ensemble.pcwt',
 };
 /** The predictors a learned one combines: loaded before it (the core finds them by name). */
-export const MEMBERS = { ensemble: ['trees', 'transformer'] };  // weights/ensemble.pcwt's ensemble.members
+export const MEMBERS = { ensemble: ['trees', 'gnn', 'transformer'] };  // weights/ensemble.pcwt's ensemble.members
 /** The learned predictors 'auto' chooses among (the core's AutoPredictor picks, per device family, the one
  *  with the lowest held-out error): every one, as the CLI loads every one, so that both give the same rows. */
 export const AUTO_CHOOSES = Object.keys(LEARNED);
