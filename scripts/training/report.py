@@ -246,7 +246,8 @@ def ensemble_aims(test: pd.DataFrame) -> list[str]:
 
 
 # Run-to-run spread, (p90 - p10) / median of a row's timed runs: how loaded the machine was while it ran.
-SPREAD_BINS = (0.0, 0.05, 0.1, 0.2, 0.3, np.inf)
+# Bins (lo, hi]; the first is open below, so a spread of 0 falls in it.
+SPREAD_BINS = (-np.inf, 0.05, 0.1, 0.2, 0.3, np.inf)
 
 
 def noise_lines(test: pd.DataFrame) -> list[str]:
@@ -270,7 +271,7 @@ def noise_lines(test: pd.DataFrame) -> list[str]:
     for src, g in ours.groupby("source"):
         spread = g.spread.astype(float).to_numpy()
         for i, label in enumerate(labels):
-            b = g[(spread > edges[i]) & (spread <= edges[i + 1])] if i else g[spread <= edges[1]]
+            b = g[(spread > edges[i]) & (spread <= edges[i + 1])]
             if not len(b):
                 continue
             signed = np.median(b.ensemble_ms / b.latency_ms - 1)
