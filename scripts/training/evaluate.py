@@ -6,7 +6,7 @@ Held-out families: the core predicts every held-out row with `--predictor trees`
 weights/trees.pcwt, through `perfcard eval`), beside the roofline on the same rows; and with `--predictor gnn`
 `--predictor transformer` and `--predictor ensemble` (weights/gnn.pcwt, transformer.pcwt, ensemble.pcwt),
 the cost of each network's storage as its file records it, with the ensemble's band coverage and
-out-of-distribution figures, which predictor "auto" takes per device family, and the eager floor at the
+out-of-distribution figures, HELP's rows against the ceiling their own labels allow (help_ceiling.py), which predictor "auto" takes per device family, and the eager floor at the
 smallest public batches (scripts/training/eager_floor.py; also docs/eager-floor.json, which the page
 reads). Leave one device out
 retrains (the shipped file never saw a held-out device only when that device is left out of training), with
@@ -24,7 +24,7 @@ import os
 import sys
 
 from scripts import paths
-from scripts.training import eager_floor, report, rows as trows, trees
+from scripts.training import eager_floor, help_ceiling, report, rows as trows, trees
 from scripts.weights import pcwt
 
 
@@ -70,7 +70,7 @@ def main(argv=None) -> int:
     files = learned_metadata(("gnn", "transformer", "ensemble"))
     gnn_block = report.graph_lines(test, versions) + report.quantization_lines({k: files[k] for k in ("gnn", "transformer")})
     gnn_block += report.ensemble_lines(test, versions["ensemble"], files["ensemble"]) + \
-        report.defaults_lines(test, dict(files, trees=w.metadata))
+        help_ceiling.lines(test, help_ceiling.labels()) + report.defaults_lines(test, dict(files, trees=w.metadata))
     floor = eager_floor.measure(df)
     gnn_block += eager_floor.lines(floor)
     held = report.table(test, "held-out families")
