@@ -66,8 +66,9 @@ def load(paths_glob=None, runtimes=("eager",)):
     runtime not in `runtimes` are counted as skipped: torch.compile is measured (the campaign's compile phase)
     but is no runtime the core predicts, so only its comparison with eager reads them."""
     from scripts.measure.gpu_campaign import load_manifests, read_rows
+    from scripts.zoo import nasbench201
     from scripts.zoo.ensure import ensure_graph
-    entries = {e["id"]: e for e in load_manifests(("torchvision", "transformers", "nasbench201"))}
+    entries = {e["id"]: e for e in load_manifests(("torchvision", "transformers", "nasbench201", "nasbench201_dropped"))}
     rows, skipped, envs = [], {}, {}
     for path in sorted(glob.glob(paths_glob or os.path.join(paths.MEASURED, "gpu_*_torch.csv"))):
         with open(path.replace("_torch.csv", "_environment.json")) as f:
@@ -84,7 +85,7 @@ def load(paths_glob=None, runtimes=("eager",)):
             if r["runtime"] not in runtimes:
                 why[f"runtime {r['runtime']} (not predicted)"] += 1
                 continue
-            e = entries[r["model"]]
+            e = entries[nasbench201.as_measured(r["model"], r["timestamp"])]
             r.update(device_id=dev, graph=ensure_graph(e), inputs=e.get("inputs") or {}, csv=os.path.basename(path))
             for k in ("batch", "sequence", "past_sequence"):
                 r[k] = int(r[k])

@@ -31,7 +31,7 @@ from scripts.data.graph_features import (NODE_FEATURES, TOTALS, AnalyzeCache, op
                                          schema_hash)
 from scripts.data.zoo_index import LEGACY, ZooIndex
 from scripts.measure import machines
-from scripts.zoo import manifest as zm
+from scripts.zoo import manifest as zm, nasbench201
 
 MEASURED = Path(paths.MEASURED)
 
@@ -243,7 +243,7 @@ class Tables:
                 self.report[src]["unmatched"][(key, "taken during drift (drift=1)")] += 1
                 continue
             # Classic exports are named by file stem, the generated sets as "<generator>/<id>".
-            gen, _, gid = r.model.rpartition("/")
+            gen, _, gid = nasbench201.as_measured(r.model, r.timestamp).rpartition("/")
             e = self.zoo.by_id.get((gen, gid)) if gen else self.zoo.legacy_by_id.get(r.model)
             if e is None or not os.path.exists(os.path.join(zm.OUT_DIR, e["file"])):
                 self.report[src]["unmatched"][(key, "measured file not in scripts/zoo/out")] += 1
@@ -278,7 +278,8 @@ class Tables:
                 if r.runtime != "eager":  # torch.compile: measured, but no runtime the core predicts
                     self.report[src]["unmatched"][(key, f"runtime torch.{r.runtime} not modelled")] += 1
                     continue
-                e = self.zoo.by_id.get((r.set, r.model))
+                ran = nasbench201.as_measured(r.model, r.timestamp)
+                e = self.zoo.by_id.get((nasbench201.generator("dropped") if ran != r.model else r.set, ran))
                 if e is None or not os.path.exists(os.path.join(zm.OUT_DIR, e["file"])):
                     self.report[src]["unmatched"][(key, "measured model not in scripts/zoo/out")] += 1
                     continue

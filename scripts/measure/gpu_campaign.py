@@ -233,7 +233,7 @@ def instantiate(e):
             return (torch.randn(c.batch, 3, size, size, device=device, dtype=dtype),)
     elif e["set"] == "nasbench201":
         from scripts.zoo.nasbench201_torch import Net
-        model = Net(cfg["arch"], classes=cfg.get("num_classes", 100))
+        model = Net(cfg["arch"], classes=cfg.get("num_classes", 100), zeros=cfg["zeros"])
         size = cfg.get("input_hw", 32)
 
         def inputs(c, device, dtype):

@@ -22,7 +22,7 @@ import pandas as pd
 from scripts import paths
 from scripts.measure import machines, probe_web
 from scripts.roofline.whole_models import family_split
-from scripts.zoo import manifest as zm
+from scripts.zoo import manifest as zm, nasbench201
 from scripts.zoo.ensure import ensure_models
 
 MEASURED = paths.MEASURED
@@ -62,8 +62,9 @@ def ort_rows():
     counts = {"all": int(len(df))}
     df = df[(df.drift == 0) & (df.machine_id == m["machine_id"])].copy()
     counts["drift_free_this_machine"] = int(len(df))
-    require_graphs(df.model, "cpu_ort_node.csv")
-    df["graph"] = df.model.map(zm.graph_path)
+    ran = [nasbench201.as_measured(z, t) for z, t in zip(df.model, df.timestamp)]
+    require_graphs(ran, "cpu_ort_node.csv")
+    df["graph"] = [zm.graph_path(z) for z in ran]
     df["device_id"] = m["catalog_id"]
     df["latency_ms"] = df.median_ms
     df["split"] = df.family.map(family_split)
@@ -82,8 +83,9 @@ def web_rows(entries=None):
     counts["drift_free"] = int(len(df))
     df = df[[(m, e) in entries for m, e in zip(df.machine_id, df.env)]].copy()
     counts["with_probe"] = int(len(df))
-    require_graphs(df.model, "web_ort_wasm.csv")
-    df["graph"] = df.model.map(zm.graph_path)
+    ran = [nasbench201.as_measured(z, t) for z, t in zip(df.model, df.timestamp)]
+    require_graphs(ran, "web_ort_wasm.csv")
+    df["graph"] = [zm.graph_path(z) for z in ran]
     df["device_id"] = [probe_web.device_id(m, e) for m, e in zip(df.machine_id, df.env)]
     df["latency_ms"] = df.median_ms
     df["split"] = df.family.map(family_split)
@@ -105,17 +107,23 @@ def ort_queries(df, runtime="onnxruntime"):
     return qs
 
 
-def help_rows(sample=2000, seed=0):
-    """HELP's NB201 CPU latencies for a seeded sample of the manifest's cells, their graphs written where this
-    clone lacks them: the sample is the same on every clone, whichever graphs happen to be on disk."""
+def help_cells(sample, seed=0):
+    """{arch index: graph path} of a seeded sample of the NB201 manifest's cells, their graphs written where
+    this clone lacks them: the sample is the same on every clone, whichever graphs happen to be on disk."""
     entries = {}
     with open(NB201_MANIFEST) as f:
         for line in f:
             e = json.loads(line)
             entries[int(e["config"]["arch_index"])] = e
-    cells = set(random.Random(seed).sample(sorted(entries), min(sample, len(entries))))
-    files = {i: os.path.join(ZOO, entries[i]["file"]) for i in cells}
-    require_graphs([entries[i]["file"][:-len(".onnx")] for i in sorted(cells)], "HELP's NAS-Bench-201 sample")
+    cells = sorted(random.Random(seed).sample(sorted(entries), min(sample, len(entries))))
+    require_graphs([entries[i]["file"][:-len(".onnx")] for i in cells], "HELP's NAS-Bench-201 sample")
+    return {i: os.path.join(ZOO, entries[i]["file"]) for i in cells}
+
+
+def help_rows(sample=2000, seed=0):
+    """HELP's NB201 CPU latencies for a seeded sample of the manifest's cells (help_cells)."""
+    files = help_cells(sample, seed)
+    cells = set(files)
     rows = []
     with gzip.open(HELP_CSV, "rt", newline="") as f:
         for r in csv.DictReader(f):

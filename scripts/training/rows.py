@@ -22,7 +22,6 @@ import csv
 import gzip
 import json
 import os
-import random
 
 import numpy as np
 import pandas as pd
@@ -33,7 +32,6 @@ from scripts.roofline.perfcard_eval import run_queries
 from scripts.roofline.whole_models import family_split
 
 HELP_CSV = paths.shared("help_latency_long.csv.gz")
-NB201_MANIFEST = os.path.join(paths.ZOO_MANIFESTS, "nasbench201.jsonl")
 # HELP's GPU keys -> catalog ids. HELP does not say which TITAN X 'titanx' is; taken as the TITAN X (Pascal),
 # the GP102 card sold beside the TITAN Xp it also lists (an assumption: the LODO table shows its error).
 HELP_GPUS = {"1080ti": "gtx1080ti", "2080ti": "rtx2080ti", "titan_rtx": "titan-rtx", "titanx": "titanx-pascal",
@@ -108,16 +106,8 @@ def gpu_ours_rows() -> pd.DataFrame:
 
 
 def help_gpu_rows(sample: int = 1000, seed: int = 0) -> pd.DataFrame:
-    files = {}
-    with open(NB201_MANIFEST) as f:
-        for line in f:
-            e = json.loads(line)
-            path = os.path.join(paths.ZOO_OUT, e["file"])
-            if os.path.exists(path):
-                files[int(e["config"]["arch_index"])] = path
-    if not files:
-        return pd.DataFrame()
-    cells = set(random.Random(seed).sample(sorted(files), min(sample, len(files))))
+    """HELP's NB201 GPU latencies of a seeded sample of the manifest's cells (the same on every clone)."""
+    files = cpu_rows.help_cells(sample, seed)
     rows = []
     with gzip.open(HELP_CSV, "rt", newline="") as f:
         for r in csv.DictReader(f):
@@ -125,7 +115,7 @@ def help_gpu_rows(sample: int = 1000, seed: int = 0) -> pd.DataFrame:
                 continue
             dev, _, b = r["device_batch"].rpartition("_")
             i = int(r["arch_index"])
-            if dev in HELP_GPUS and b.isdigit() and i in cells:
+            if dev in HELP_GPUS and b.isdigit() and i in files:
                 rows.append((i, files[i], HELP_GPUS[dev], int(b), float(r["latency_ms"])))
     cell, model, device, batch, lat = zip(*rows)
     fam = [f"nasbench201:{i}" for i in cell]

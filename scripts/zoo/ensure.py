@@ -27,9 +27,9 @@ def _build(entry: dict):
     if gen == "transformers":
         from scripts.zoo import transformers
         return transformers.build(cfg, entry["id"], cfg.get("step") == "decode"), False
-    if gen == "nasbench201":
+    if gen in ("nasbench201", "nasbench201_dropped"):
         from scripts.zoo import nasbench201
-        return nasbench201.build_model(cfg["arch"], cfg.get("dataset", "cifar100"), entry["id"]), False
+        return nasbench201.build_model(cfg["arch"], cfg.get("dataset", "cifar100"), entry["id"], cfg["zeros"]), False
     raise SystemExit(f"{entry['id']}: no generator {gen!r} to write {entry['file']} (run scripts.zoo.all)")
 
 

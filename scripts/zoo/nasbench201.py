@@ -1,6 +1,7 @@
 """NAS-Bench-201 networks, built from the architecture strings of HELP's latency table, for the zoo.
 
     nice -n 19 /usr/bin/python3 -m scripts.zoo.nasbench201 [--limit N] [--only 0,1,2] [--no-analyze]
+        [--zeros computed|dropped]
 
 Every architecture string of `../shared/data/public/help_latency_long.csv.gz` (search_space
 nasbench201, 15,625 cells) becomes a graph-only ONNX file scripts/zoo/out/nasbench201/nb201_<arch
@@ -17,17 +18,24 @@ keys come with accuracies of 67-73.5%, which is NAS-Bench-201's CIFAR-100 range 
 ImageNet16-120 below 48%), so CIFAR-100 is what HELP deploys. The choice is recorded in each line's
 config ("dataset"); `--dataset` builds the other two inputs if that inference ever proves wrong.
 
-Cell semantics: node j (1..3) sums op(i->j) over i<j; `none` drops the edge, `skip_connect` passes
-the tensor on, nor_conv_kxk is ReLU-Conv-BN, avg_pool_3x3 is stride 1, pad 1 and excludes padding
-from the average (count_include_pad=False, as NB201's pooling op). A node whose every input is
-`none` holds zeros: it is emitted as Mul(cell input, 0), which is what NB201's Zero op computes, only
-where something consumes it. Nodes that feed nothing are still emitted: the measured PyTorch models
-ran them (the canonical key below is where such dead work is discounted).
+Cell semantics (`zeros="computed"`, the default): NAS-Bench-201's own code, which is what HELP timed. Node j
+(1..3) sums op(i->j) over every i<j as Python's sum() does, from 0: `0 + first` is an Add of its own, then one
+Add per further edge; `none` is NB201's Zero op, a Mul of its input by 0 on every such edge; `skip_connect`
+passes the tensor on; nor_conv_kxk is ReLU-Conv-BN; avg_pool_3x3 is stride 1, pad 1 and excludes padding from
+the average (count_include_pad=False, as NB201's pooling op). Every edge runs, whether or not its node reaches
+the output. HELP's own labels say so too: per edge, `none` costs a kernel over `skip_connect`, as much as
+the pooling op (scripts/training/help_ceiling.py, in docs/accuracy.md).
+
+`zeros="dropped"` builds what this project's torch twin ran until 2026-11-28 (the GPU campaign's committed
+NB201 rows): a `none` edge is left out, a node sums its other edges without the leading 0, and a node whose
+every input is `none` is Mul(cell input, 0) only where something consumes it. Those graphs go to
+`out/nasbench201_dropped/` (ids nb201d_<index>) with their own manifest, nasbench201_dropped.jsonl.
 
 Duplicates: `canonical_key` is the cell up to isomorphism: edges out of all-zero nodes and edges into
 nodes that never reach the output are dropped, and the two intermediate nodes are swapped where no
 edge joins them, the smaller edge listing wins. Each manifest line carries `canonical_key` and
-`canonical_id` (the smallest arch index with that key).
+`canonical_id` (the smallest arch index with that key). Two cells of one key compute the same function,
+not the same work: every edge still runs.
 
 Analysis: one `perfcard analyze --json --dim batch=1` per distinct structure_hash (graphs identical
 up to names share the result), in this one process under nice.
@@ -51,6 +59,7 @@ HELP_CSV = paths.shared("help_latency_long.csv.gz")
 GENERATOR = "nasbench201"
 OPSET = 13
 OPS = ("none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3")
+ZEROS = ("computed", "dropped")  # how a `none` edge runs: see the module's docstring
 DATASETS = {"cifar10": (32, 10), "cifar100": (32, 100), "ImageNet16-120": (16, 120)}
 STAGE_CHANNELS = (16, 32, 64)
 CELLS_PER_STAGE = 5
@@ -110,6 +119,7 @@ class GraphBuilder:
         self.data_name = data_name
         self.offset = 0
         self.n = 0
+        self._zero = None
 
     def name(self, stem: str) -> str:
         self.n += 1
@@ -135,6 +145,12 @@ class GraphBuilder:
                                            value=helper.make_tensor(out, TensorProto.FLOAT, [], [value])))
         return out
 
+    def zero(self) -> str:
+        """One scalar 0 for the whole graph (torch's scalar operand, not a tensor of its own)."""
+        if self._zero is None:
+            self._zero = self.scalar("zero", 0.0)
+        return self._zero
+
     def op(self, op_type: str, inputs: list[str], **attrs) -> str:
         out = self.name(op_type.lower())
         self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
@@ -152,7 +168,29 @@ class GraphBuilder:
         return self.bn(self.conv(self.op("Relu", [x]), c_in, c_out, k, stride, pad), c_out)
 
 
-def _cell(g: GraphBuilder, x: str, c: int, edges: list[tuple[int, int, str]]) -> str:
+def _op(g: GraphBuilder, op: str, src: str, c: int, zero: str | None = None) -> str:
+    if op == "skip_connect":
+        return src
+    if op == "nor_conv_1x1":
+        return g.relu_conv_bn(src, c, c, 1, 1, 0)
+    if op == "nor_conv_3x3":
+        return g.relu_conv_bn(src, c, c, 3, 1, 1)
+    if op == "avg_pool_3x3":
+        return g.op("AveragePool", [src], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1], count_include_pad=0)
+    return g.op("Mul", [src, zero or g.scalar("zero", 0.0)])  # none: NB201's Zero op
+
+
+def _cell(g: GraphBuilder, x: str, c: int, edges: list[tuple[int, int, str]], zeros: str) -> str:
+    if zeros == "computed":
+        values = {0: x}
+        for j in (1, 2, 3):
+            acc = None
+            for s, d, op in edges:
+                if d == j:
+                    t = _op(g, op, values[s], c, g.zero())
+                    acc = g.op("Add", [t, g.zero()]) if acc is None else g.op("Add", [acc, t])
+            values[j] = acc
+        return values[3]
     values = {0: x}
     for j in (1, 2, 3):
         terms = []
@@ -162,15 +200,7 @@ def _cell(g: GraphBuilder, x: str, c: int, edges: list[tuple[int, int, str]]) ->
             src = values.get(s)
             if src is None:  # an all-zero node: materialize it the way NB201's Zero op does
                 src = values[s] = g.op("Mul", [x, g.scalar("zero", 0.0)])
-            if op == "skip_connect":
-                terms.append(src)
-            elif op == "nor_conv_1x1":
-                terms.append(g.relu_conv_bn(src, c, c, 1, 1, 0))
-            elif op == "nor_conv_3x3":
-                terms.append(g.relu_conv_bn(src, c, c, 3, 1, 1))
-            else:
-                terms.append(g.op("AveragePool", [src], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1],
-                                  count_include_pad=0))
+            terms.append(_op(g, op, src, c))
         if not terms:
             if j == 3:  # the cell still has to output a tensor
                 values[3] = g.op("Mul", [x, g.scalar("zero", 0.0)])
@@ -189,8 +219,11 @@ def _reduction(g: GraphBuilder, x: str, c_in: int, c_out: int) -> str:
     return g.op("Add", [short, b])
 
 
-def build_model(arch: str, dataset: str = "cifar100", graph_name: str = "nasbench201") -> onnx.ModelProto:
+def build_model(arch: str, dataset: str = "cifar100", graph_name: str = "nasbench201",
+                zeros: str = "computed") -> onnx.ModelProto:
     """The NB201 network of `arch` as a graph-only ONNX model with a symbolic `batch` dim."""
+    if zeros not in ZEROS:
+        raise ValueError(f"zeros={zeros!r}: one of {', '.join(ZEROS)}")
     hw, classes = DATASETS[dataset]
     edges = parse_arch(arch)
     g = GraphBuilder(graph_name + ".onnx.weights")
@@ -200,7 +233,7 @@ def build_model(arch: str, dataset: str = "cifar100", graph_name: str = "nasbenc
         if stage:
             x = _reduction(g, x, c_prev, c)
         for _ in range(CELLS_PER_STAGE):
-            x = _cell(g, x, c, edges)
+            x = _cell(g, x, c, edges, zeros)
         c_prev = c
     x = g.op("GlobalAveragePool", [g.op("Relu", [g.bn(x, c_prev)])])
     x = g.op("Flatten", [x], axis=1)
@@ -230,8 +263,30 @@ def help_archs(path: str = HELP_CSV) -> dict[int, str]:
     return archs
 
 
-def graph_id(index: int) -> str:
-    return f"nb201_{index:05d}"
+def graph_id(index: int, zeros: str = "computed") -> str:
+    return f"nb201_{index:05d}" if zeros == "computed" else f"nb201d_{index:05d}"
+
+
+# Every NAS-Bench-201 row this project measured before this time ran its cell with the `none` edges left out:
+# the CPU and browser campaigns ran these graphs, the GPU campaign and autograd_memory.py the torch twin
+# (their last such row: 2026-11-27T19:25:22).
+DROPPED_UNTIL = "2026-11-28T12:00:00"
+
+
+def as_measured(model: str, timestamp: str) -> str:
+    """The zoo name of the graph a measured row ran, from the row's model ("nasbench201/nb201_00042" or
+    "nb201_00042", as the CSVs name it) and its ISO timestamp: for a cell timed before DROPPED_UNTIL, the same
+    cell with its `none` edges left out ("nasbench201_dropped/nb201d_00042"); any other model unchanged."""
+    gen, _, gid = model.rpartition("/")
+    if gen not in ("", GENERATOR) or not gid.startswith("nb201_") or timestamp >= DROPPED_UNTIL:
+        return model
+    dropped = graph_id(int(gid[len("nb201_"):]), "dropped")
+    return f"{generator('dropped')}/{dropped}" if gen else dropped
+
+
+def generator(zeros: str) -> str:
+    """The manifest (and output folder) of the graphs built with `zeros`."""
+    return GENERATOR if zeros == "computed" else f"{GENERATOR}_{zeros}"
 
 
 def main() -> int:
@@ -240,7 +295,9 @@ def main() -> int:
     ap.add_argument("--only", help="comma-separated arch indices")
     ap.add_argument("--dataset", default="cifar100", choices=sorted(DATASETS))
     ap.add_argument("--no-analyze", action="store_true", help="write graphs and keys, leave PerfCard totals out")
+    ap.add_argument("--zeros", default="computed", choices=ZEROS, help="how a none edge runs (the docstring)")
     args = ap.parse_args()
+    gen = generator(args.zeros)
 
     archs = help_archs()
     indices = sorted(archs)
@@ -253,35 +310,37 @@ def main() -> int:
     for i in sorted(archs):
         first_of_key.setdefault(keys[i], i)
 
-    out_dir = os.path.join(manifest.OUT_DIR, GENERATOR)
+    out_dir = os.path.join(manifest.OUT_DIR, gen)
     os.makedirs(out_dir, exist_ok=True)
     hw, classes = DATASETS[args.dataset]
     totals_by_hash: dict[str, dict] = {}
     t0 = time.time()
     analyzed = reused = skipped = 0
-    with manifest.ManifestWriter(GENERATOR) as writer:
+    with manifest.ManifestWriter(gen) as writer:
         for e in writer.entries.values():
-            if "macs" in e and e.get("config", {}).get("dataset") == args.dataset:
+            if "macs" in e and e.get("config", {}).get("dataset") == args.dataset and \
+                    e["config"].get("zeros") == args.zeros:
                 totals_by_hash.setdefault(e["structure_hash"], {k: e[k] for k in
                                                                  ("macs", "flops", "params", "nodes", "activations")})
         for n, idx in enumerate(indices):
-            gid = graph_id(idx)
+            gid = graph_id(idx, args.zeros)
             old = writer.entries.get(gid)
             if (writer.done(gid) and old.get("config", {}).get("dataset") == args.dataset
-                    and (args.no_analyze or "macs" in old)):
+                    and old["config"].get("zeros") == args.zeros and (args.no_analyze or "macs" in old)):
                 skipped += 1
                 continue
             arch = archs[idx]
-            model = build_model(arch, args.dataset, gid)
+            model = build_model(arch, args.dataset, gid, args.zeros)
             path = os.path.join(out_dir, gid + ".onnx")
             graph_only.save(model, path)
             shash = manifest.structure_hash(model)
             entry = {
-                "id": gid, "file": f"{GENERATOR}/{gid}.onnx", "family": "nasbench201", "variant": f"{idx:05d}",
-                "config": {"arch": arch, "arch_index": idx, "dataset": args.dataset, "input_hw": hw,
+                "id": gid, "file": f"{gen}/{gid}.onnx", "family": "nasbench201", "variant": f"{idx:05d}",
+                "config": {"arch": arch, "arch_index": idx, "dataset": args.dataset, "zeros": args.zeros, "input_hw": hw,
                            "num_classes": classes, "channels": list(STAGE_CHANNELS), "cells_per_stage": CELLS_PER_STAGE},
                 "opset": OPSET, "inputs": manifest.input_dims(model), "bind": {"batch": 1},
-                "structure_hash": shash, "canonical_key": keys[idx], "canonical_id": graph_id(first_of_key[keys[idx]]),
+                "structure_hash": shash, "canonical_key": keys[idx],
+                "canonical_id": graph_id(first_of_key[keys[idx]], args.zeros),
                 "names": {"help_nb201_arch": arch},
             }
             if not args.no_analyze:
@@ -300,7 +359,7 @@ def main() -> int:
                 print(f"{n + 1}/{len(indices)} graphs, {analyzed} analyzed, {reused} reused, "
                       f"{time.time() - t0:.0f} s", flush=True)
     n_keys = len({keys[i] for i in indices})
-    n_hash = len({writer.entries[graph_id(i)]["structure_hash"] for i in indices})
+    n_hash = len({writer.entries[graph_id(i, args.zeros)]["structure_hash"] for i in indices})
     print(f"{len(indices)} archs ({skipped} already done): {n_hash} distinct graphs (structure_hash), "
           f"{n_keys} distinct cells up to isomorphism; {analyzed} analyzed, {reused} reused; "
           f"{time.time() - t0:.0f} s")

@@ -12,10 +12,19 @@ class ReLUConvBN(nn.Sequential):
         super().__init__(nn.ReLU(), nn.Conv2d(c_in, c_out, k, stride, pad, bias=False), nn.BatchNorm2d(c_out))
 
 
+class Zero(nn.Module):
+    def forward(self, x):
+        return x * 0.0
+
+
 class Cell(nn.Module):
-    def __init__(self, arch, c):
+    """zeros="computed": every edge runs, `none` as a multiply by 0, and a node is Python's sum() of its edges
+    (from 0), as NAS-Bench-201's cells; "dropped": `none` edges left out (what this twin ran until 2026-11-28)."""
+
+    def __init__(self, arch, c, zeros="computed"):
         super().__init__()
-        self.edges = [(s, d, op) for s, d, op in nb.parse_arch(arch) if op != "none"]
+        self.zeros = zeros
+        self.edges = [(s, d, op) for s, d, op in nb.parse_arch(arch) if zeros == "computed" or op != "none"]
         mods = []
         for _, _, op in self.edges:
             if op == "nor_conv_3x3":
@@ -24,12 +33,18 @@ class Cell(nn.Module):
                 mods.append(ReLUConvBN(c, c, 1, 1, 0))
             elif op == "avg_pool_3x3":
                 mods.append(nn.AvgPool2d(3, 1, 1, count_include_pad=False))
+            elif op == "none":
+                mods.append(Zero())
             else:
                 mods.append(nn.Identity())
         self.ops = nn.ModuleList(mods)
 
     def forward(self, x):
         vals = {0: x}
+        if self.zeros == "computed":
+            for j in (1, 2, 3):
+                vals[j] = sum(m(vals[s]) for (s, d, _), m in zip(self.edges, self.ops) if d == j)
+            return vals[3]
         for j in (1, 2, 3):
             terms = []
             for (s, d, _), m in zip(self.edges, self.ops):
@@ -53,14 +68,14 @@ class Reduction(nn.Module):
 
 
 class Net(nn.Module):
-    def __init__(self, arch, classes=100):
+    def __init__(self, arch, classes=100, zeros="computed"):
         super().__init__()
         layers = [nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16)]
         prev = 16
         for i, c in enumerate((16, 32, 64)):
             if i:
                 layers.append(Reduction(prev, c))
-            layers += [Cell(arch, c) for _ in range(5)]
+            layers += [Cell(arch, c, zeros) for _ in range(5)]
             prev = c
         layers += [nn.BatchNorm2d(prev), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten()]
         self.body = nn.Sequential(*layers)

@@ -1,10 +1,11 @@
 """Checks of nasbench201.py:  /usr/bin/python3 -m scripts.zoo.test_nasbench201
 
-The ONNX graphs written by onnx.helper are checked against a second, independent construction: the
-same networks written here as torch modules (from NAS-Bench-201's description, not from its code),
+The ONNX graphs written by onnx.helper (both forms of a `none` edge, nb.ZEROS) are checked against a second,
+independent construction: the same networks written as torch modules (from NAS-Bench-201's description, not from its code),
 counted at the ATen level (torch_count.py) and also exported with torch.onnx; PerfCard's analyze
 must give the same MACs and parameters for the helper-built graph as both of those.
 """
+import itertools
 import os
 import subprocess
 import tempfile
@@ -43,13 +44,13 @@ class AgainstTorch(unittest.TestCase):
         cls.tmp.cleanup()
 
     def test_macs_and_params_agree(self):
-        for i, arch in enumerate(ARCHS):
-            with self.subTest(arch=arch):
+        for (i, arch), zeros in itertools.product(enumerate(ARCHS), nb.ZEROS):
+            with self.subTest(arch=arch, zeros=zeros):
                 ours = os.path.join(self.tmp.name, f"ours{i}.onnx")
                 import onnx
-                onnx.save_model(nb.build_model(arch), ours)
+                onnx.save_model(nb.build_model(arch, zeros=zeros), ours)
                 got = analyze(ours)
-                net = Net(arch).eval()
+                net = Net(arch, zeros=zeros).eval()
                 with torch.no_grad():  # distinct values, or the exporter merges equal initializers
                     for t in list(net.parameters()) + list(net.buffers()):
                         if t.is_floating_point():
@@ -77,6 +78,26 @@ class AgainstTorch(unittest.TestCase):
         cells = sum(5 * 6 * c * c * 9 * hw * hw for c, hw in ((16, 32), (32, 16), (64, 8)))
         self.assertEqual(analyze_arch(self.tmp.name, ARCHS[1])["macs"], skeleton)
         self.assertEqual(analyze_arch(self.tmp.name, ARCHS[0])["macs"], skeleton + cells)
+
+    def test_every_edge_runs_when_zeros_are_computed(self):
+        # NB201's cell: each node sums all of its edges from 0 (1 + 2 + 3 Adds), each `none` edge is a Mul by 0,
+        # whatever the wiring; the dropped form's Adds and Muls depend on the wiring instead.
+        def count(arch, zeros):
+            ops = [n.op_type for n in nb.build_model(arch, zeros=zeros).graph.node]
+            return ops.count("Add"), ops.count("Mul")
+        reductions = 2  # each reduction block's residual Add
+        for arch in ARCHS:
+            with self.subTest(arch=arch):
+                nones = sum(op == "none" for _, _, op in nb.parse_arch(arch))
+                self.assertEqual(count(arch, "computed"), (15 * 6 + reductions, 15 * nones))
+        # Two wirings of one op count: equal work computed, unequal dropped.
+        a = "|none~0|+|skip_connect~0|nor_conv_1x1~1|+|none~0|skip_connect~1|avg_pool_3x3~2|"
+        b = "|skip_connect~0|+|none~0|nor_conv_1x1~1|+|none~0|avg_pool_3x3~1|skip_connect~2|"
+        self.assertEqual(count(a, "computed"), count(b, "computed"))
+        self.assertEqual(count(a, "dropped"), (15 * 2 + reductions, 15))
+        self.assertEqual(count(b, "dropped"), (15 * 1 + reductions, 0))
+        with self.assertRaises(ValueError):
+            nb.build_model(a, zeros="pruned")
 
     def test_batch_is_symbolic(self):
         path = os.path.join(self.tmp.name, "b.onnx")
@@ -132,6 +153,32 @@ class CanonicalKey(unittest.TestCase):
         # NAS-Bench-201's own de-duplication (skip_connect as identity, zero terms kept in the sum)
         # gives its published 6,466 unique cells; ours keeps skip_connect as an edge and drops zeros.
         self.assertLess(n_keys, 15625)
+
+
+class AsMeasured(unittest.TestCase):
+    def test_rows_before_the_change_ran_the_dropped_form(self):
+        before, after = "2026-11-27T19:25:22", "2026-11-28T12:00:00"
+        self.assertEqual(nb.as_measured("nasbench201/nb201_00042", before), "nasbench201_dropped/nb201d_00042")
+        self.assertEqual(nb.as_measured("nb201_15044", before), "nb201d_15044")
+        self.assertEqual(nb.as_measured("nasbench201/nb201_00042", after), "nasbench201/nb201_00042")
+        for other in ("resnet50", "torchvision/resnet18_w0.5", "transformers/gpt2"):
+            self.assertEqual(nb.as_measured(other, before), other)
+
+    def test_every_row_measured_before_has_its_dropped_graph(self):
+        # The measured CSVs' NB201 cells are all in the dropped manifest, and its graphs are what the zoo built
+        # before the change (the same MACs as the computed form: a none edge or a sum adds no MAC).
+        import csv
+        import glob
+        import json
+        from scripts import paths
+        with open(os.path.join(paths.ZOO_MANIFESTS, "nasbench201_dropped.jsonl")) as f:
+            dropped = {json.loads(line)["id"] for line in f}
+        for path in glob.glob(os.path.join(paths.MEASURED, "*.csv")):
+            with open(path) as f:
+                for r in csv.DictReader(f):
+                    model = r.get("model", "")
+                    if "nb201_" in model and r.get("timestamp"):
+                        self.assertIn(nb.as_measured(model, r["timestamp"]).split("/")[-1], dropped, path)
 
 
 if __name__ == "__main__":
