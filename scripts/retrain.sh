@@ -16,7 +16,8 @@
 # (scripts/training/rows.py). Every step rebuilds the native CLI first, because the core embeds the weights
 # files and roofline.json that the next step's `perfcard eval` queries read.
 #   scripts/retrain.sh                 every step
-#   scripts/retrain.sh --from gnn      resume at a step (the earlier ones' files are already written)
+#   scripts/retrain.sh --from gnn      resume at a step (the earlier ones' files are already written); --from
+#                                      ensemble also resumes its out-of-fold refits at the first unfinished fold
 #   scripts/retrain.sh --only trees,transformer,ensemble   these steps alone, in the order above (the
 #                                      ensemble then combines the committed GNN file with the new ones)
 # Each step's output goes to build/retrain/<step>.log, with its time; the script stops at the first failure.
@@ -40,6 +41,7 @@ fi
 py=/usr/bin/python3
 mkdir -p build/retrain
 started=0
+ran_before=0
 for step in "${steps[@]}"; do
   [ "$step" = "$from" ] && started=1
   [ "$started" = 1 ] || continue
@@ -52,11 +54,17 @@ for step in "${steps[@]}"; do
     trees) nice -n 19 $py -m scripts.training.trees --write ;;
     gnn) nice -n 19 $py -m scripts.training.gnn --write ;;
     transformer) nice -n 19 $py -m scripts.training.transformer --write ;;
-    ensemble) nice -n 19 $py -m scripts.training.ensemble --write --members "${PERFCARD_ENSEMBLE_MEMBERS:-roofline,trees,gnn,transformer}" ;;
+    ensemble)
+      # The core's rows and each member's out-of-fold folds are kept as they are made (build/retrain/ensemble_cache.pkl*),
+      # so that `--from ensemble` resumes a cut run; a run that retrained anything first starts them afresh.
+      [ "$ran_before" = 1 ] && rm -f build/retrain/ensemble_cache.pkl*
+      nice -n 19 $py -m scripts.training.ensemble --write --cache build/retrain/ensemble_cache.pkl \
+        --members "${PERFCARD_ENSEMBLE_MEMBERS:-roofline,trees,gnn,transformer}" ;;
     reports)
       $py -m scripts.training.evaluate --update-doc
       $py -m scripts.calibration.evaluate_gpu_ours --update-doc ;;
     wasm) bash scripts/build.sh ;;
   esac > "build/retrain/$step.log" 2>&1 || { echo "retrain.sh: $step failed; see build/retrain/$step.log" >&2; exit 1; }
+  ran_before=1
   echo "== $step: $(( $(date +%s) - t0 )) s"
 done

@@ -115,8 +115,12 @@ def load(cache: str | None, help_sample: int):
 
 # ------------------------------------------------------------------------------------------ out of fold
 
-def out_of_fold(df: pd.DataFrame, graphs, sequences, folds: int, schema: dict, members=MEMBERS[1:]) -> pd.DataFrame:
-    """The train rows with the log latency of each of `members` from models that never saw the row's family."""
+def out_of_fold(df: pd.DataFrame, graphs, sequences, folds: int, schema: dict, members=MEMBERS[1:],
+                fold_cache: str | None = None) -> pd.DataFrame:
+    """The train rows with the log latency of each of `members` from models that never saw the row's family.
+    With `fold_cache`, each member's predictions of each fold are kept in FOLD_CACHE.<member><fold> as they are
+    made, and read back instead of refitted: a run cut short (the GNN's folds take the better part of an
+    hour each on two cores) resumes at the first fold it had not finished."""
     (graph_list, gid), (seq_list, sid) = graphs, sequences
     n_ops, n_cls = len(schema["ops"]) + 1, len(schema["op_classes"])
     if "transformer" in members:
@@ -132,15 +136,20 @@ def out_of_fold(df: pd.DataFrame, graphs, sequences, folds: int, schema: dict, m
         print(f"fold {k + 1}/{folds}: {len(tr)} rows fit, {len(va)} predicted", flush=True)
         base = np.log(val_rows.roofline_ms.to_numpy())
         val_rows["log_roofline"] = base
-        if "trees" in members:
-            booster = trees.fit(fit_rows.reset_index(drop=True))
-            val_rows["log_trees"] = base + np.clip(trees.margins(booster, val_rows), lo, hi)
-        if "gnn" in members:
-            m = gnn.fit_predict(fit_rows, val_rows, graph_list, gid, n_ops, n_cls, networks.recipe(gnn))
-            val_rows["log_gnn"] = base + np.clip(m, lo, hi)
-        if "transformer" in members:
-            m = transformer.fit_predict(fit_rows, val_rows, win, sid, n_ops, n_cls, tf_recipe)
-            val_rows["log_transformer"] = base + np.clip(m, lo, hi)
+        fitters = {
+            "trees": lambda: trees.margins(trees.fit(fit_rows.reset_index(drop=True)), val_rows),
+            "gnn": lambda: gnn.fit_predict(fit_rows, val_rows, graph_list, gid, n_ops, n_cls, networks.recipe(gnn)),
+            "transformer": lambda: transformer.fit_predict(fit_rows, val_rows, win, sid, n_ops, n_cls, tf_recipe)}
+        for name in (m for m in MEMBERS[1:] if m in members):
+            kept = f"{fold_cache}.{name}{k}" if fold_cache else None
+            if kept and os.path.exists(kept):
+                margin = pd.read_pickle(kept)
+                print(f"  {name}: fold {k + 1} read from {kept}", flush=True)
+            else:
+                margin = np.asarray(fitters[name]())
+                if kept:
+                    pd.to_pickle(margin, kept)
+            val_rows[f"log_{name}"] = base + np.clip(margin, lo, hi)
         val_rows["fold"] = k
         parts.append(val_rows)
     return pd.concat(parts)
@@ -386,7 +395,7 @@ def main(argv=None) -> int:
     missing = [m for m in candidates[1:] if oof is None or f"log_{m}" not in oof]  # (the GNN's stay cached)
     if missing:
         print("out of fold: " + ", ".join(missing), flush=True)
-        more = out_of_fold(df, graphs, sequences, args.folds, schema, missing)
+        more = out_of_fold(df, graphs, sequences, args.folds, schema, missing, fold_cache=oof_cache)
         oof = more if oof is None else oof.join(more[[f"log_{m}" for m in missing]])
         if oof_cache:
             oof.to_pickle(oof_cache)

@@ -46,6 +46,35 @@ class NoiseTable(unittest.TestCase):
         self.assertEqual(report.noise_lines(test.drop(columns="spread")), [])  # a score from before
 
 
+class FoldCache(unittest.TestCase):
+    def test_a_second_run_reads_each_fold_instead_of_refitting(self):
+        from unittest import mock
+        from scripts.training import trees
+        rng = np.random.default_rng(3)
+        n = 60
+        df = pd.DataFrame({"family": [f"fam{i % 12}" for i in range(n)], "split": "train",
+                           "roofline_ms": rng.uniform(1, 2, n), "latency_ms": rng.uniform(1, 2, n)})
+        fits = []
+
+        def fit(rows, seed=0):
+            fits.append(len(rows))
+            return float(len(rows))
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(trees, "fit", fit), \
+                mock.patch.object(trees, "margins", lambda booster, rows: np.full(len(rows), 0.01 * booster)), \
+                mock.patch.object(trees, "target", lambda rows: np.array([-1.0, 1.0])):
+            cache = os.path.join(tmp, "oof3")
+            first = ensemble.out_of_fold(df, ([], None), ([], None), 3, {"ops": [], "op_classes": []}, ["trees"], cache)
+            self.assertEqual(len(fits), 3)
+            self.assertEqual(sorted(os.listdir(tmp)), ["oof3.trees0", "oof3.trees1", "oof3.trees2"])
+            os.remove(os.path.join(tmp, "oof3.trees1"))  # a run cut short in its second fold
+            again = ensemble.out_of_fold(df, ([], None), ([], None), 3, {"ops": [], "op_classes": []}, ["trees"], cache)
+            self.assertEqual(len(fits), 4)  # only the missing fold refitted
+        pd.testing.assert_frame_equal(first, again)
+        self.assertEqual(len(first), n)
+
+
 class FitRules(unittest.TestCase):
     def test_weights_pick_the_member_that_is_right(self):
         rng = np.random.default_rng(0)
