@@ -37,7 +37,7 @@ void add_values(const Graph& g, const GraphShapes& s, Analysis& a) {
     t.estimated_values += 1;
     const int p = v < g.values.size() ? g.values[v].producer : -1;
     if (t.first_estimate.empty() && p >= 0)
-      t.first_estimate = "'" + std::string(g.nodes[std::size_t(p)].name) + "' (" + std::string(g.nodes[std::size_t(p)].op_type) + ")";
+      ((((t.first_estimate += '\'') += g.nodes[std::size_t(p)].name) += "' (") += g.nodes[std::size_t(p)].op_type) += ')';
   }
   for (const auto& init : g.initializers) {
     std::uint64_t b = (init.num_elements() * std::uint64_t(dtype_bits(init.dtype)) + 7) / 8;

@@ -20,7 +20,11 @@ std::string_view module_scope(std::string_view name) {
 }
 
 std::string Node::display_name() const {
-  if (name.empty()) return "#" + std::to_string(index);
+  if (name.empty()) {
+    std::string s = std::to_string(index);  // (not "#" + ...: GCC 12 warns -Wrestrict inside libstdc++ on that)
+    s.insert(s.begin(), '#');
+    return s;
+  }
   std::string s;
   s.reserve(name.size() + 2);
   ((s += '\'') += name) += '\'';
