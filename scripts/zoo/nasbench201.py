@@ -26,8 +26,8 @@ the average (count_include_pad=False, as NB201's pooling op). Every edge runs, w
 the output. HELP's own labels say so too: per edge, `none` costs a kernel over `skip_connect`, as much as
 the pooling op (scripts/training/help_ceiling.py, in docs/accuracy.md).
 
-`zeros="dropped"` builds what this project's torch twin ran until 2026-11-28 (the GPU campaign's committed
-NB201 rows): a `none` edge is left out, a node sums its other edges without the leading 0, and a node whose
+`zeros="dropped"` builds what this project measured until 2026-11-28 (DROPPED_UNTIL: the CPU and browser
+campaigns ran these graphs, the GPU campaign a torch twin of them): a `none` edge is left out, a node sums its other edges without the leading 0, and a node whose
 every input is `none` is Mul(cell input, 0) only where something consumes it. Those graphs go to
 `out/nasbench201_dropped/` (ids nb201d_<index>) with their own manifest, nasbench201_dropped.jsonl.
 
