@@ -15,8 +15,6 @@ sums all of its edges); the zoo's graphs drop such an edge instead (scripts/zoo/
 """
 from __future__ import annotations
 
-import csv
-import gzip
 import json
 
 import numpy as np
@@ -33,17 +31,9 @@ def op_counts(arch: str) -> tuple[int, ...]:
     return tuple(ops.count(o) for o in nb.OPS)
 
 
-def labels(path: str = trows.HELP_CSV) -> pd.DataFrame:
+def labels() -> pd.DataFrame:
     """Every NB201 cell HELP measured on its GPUs: device_id, batch, cell, op-count class, latency_ms, split."""
-    out = []
-    with gzip.open(path, "rt", newline="") as f:
-        for r in csv.DictReader(f):
-            if r["search_space"] != "nasbench201":
-                continue
-            dev, _, b = r["device_batch"].rpartition("_")
-            if dev in trows.HELP_GPUS and b.isdigit():
-                out.append((trows.HELP_GPUS[dev], int(b), int(r["arch_index"]), r["arch_str"], float(r["latency_ms"])))
-    df = pd.DataFrame(out, columns=["device_id", "batch", "cell", "arch", "latency_ms"])
+    df = pd.DataFrame(trows.help_gpu_labels(), columns=["device_id", "batch", "cell", "arch", "latency_ms"])
     classes = {a: op_counts(a) for a in df.arch.unique()}
     df["cls"] = df.arch.map(classes)
     df["split"] = df.cell.map(lambda i: family_split(f"nasbench201:{i}"))

@@ -105,18 +105,21 @@ def gpu_ours_rows() -> pd.DataFrame:
                           else np.nan for r in got])
 
 
-def help_gpu_rows(sample: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """HELP's NB201 GPU latencies of a seeded sample of the manifest's cells (the same on every clone)."""
-    files = cpu_rows.help_cells(sample, seed)
-    rows = []
-    with gzip.open(HELP_CSV, "rt", newline="") as f:
+def help_gpu_labels(path: str = HELP_CSV):
+    """(device_id, batch, arch index, arch string, latency_ms) of every NB201 cell HELP timed on its GPUs."""
+    with gzip.open(path, "rt", newline="") as f:
         for r in csv.DictReader(f):
             if r["search_space"] != "nasbench201":
                 continue
             dev, _, b = r["device_batch"].rpartition("_")
-            i = int(r["arch_index"])
-            if dev in HELP_GPUS and b.isdigit() and i in files:
-                rows.append((i, files[i], HELP_GPUS[dev], int(b), float(r["latency_ms"])))
+            if dev in HELP_GPUS and b.isdigit():
+                yield HELP_GPUS[dev], int(b), int(r["arch_index"]), r["arch_str"], float(r["latency_ms"])
+
+
+def help_gpu_rows(sample: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """HELP's NB201 GPU latencies of a seeded sample of the manifest's cells (the same on every clone)."""
+    files = cpu_rows.help_cells(sample, seed)
+    rows = [(i, files[i], dev, b, lat) for dev, b, i, _, lat in help_gpu_labels() if i in files]
     cell, model, device, batch, lat = zip(*rows)
     fam = [f"nasbench201:{i}" for i in cell]
     return _frame("help_gpu", fam, list(model), [{"batch": b} for b in batch], list(device), "fp32", "pytorch-eager",
