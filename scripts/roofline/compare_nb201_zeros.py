@@ -12,7 +12,6 @@ form. Nothing is written.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 
@@ -21,7 +20,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from scripts.roofline.perfcard_eval import run_queries
-from scripts.training import rows as trows
+from scripts.training import help_ceiling, rows as trows
 from scripts.zoo import graph_only
 from scripts.zoo import nasbench201 as nb
 
@@ -34,10 +33,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sample", type=int, default=1000)
     args = ap.parse_args(argv)
-    rows = trows.help_gpu_rows(args.sample).reset_index(drop=True)
+    rows = help_ceiling.with_cell(trows.help_gpu_rows(args.sample).reset_index(drop=True))
     archs = nb.help_archs()
-    rows["cell"] = rows.family.str.split(":").str[1].astype(int)
-    rows["batch"] = rows.dims.map(lambda d: json.loads(d)["batch"])
     with tempfile.TemporaryDirectory() as tmp:
         dropped = {}
         for i in sorted(rows.cell.unique()):

@@ -45,12 +45,16 @@ def class_means(lab: pd.DataFrame) -> pd.Series:
     return lab[lab.split == "train"].groupby(["device_id", "batch", "cls"]).latency_ms.mean()
 
 
+def with_cell(rows: pd.DataFrame) -> pd.DataFrame:
+    """HELP rows (rows.help_gpu_rows) with their cell's arch index and their batch as columns of their own."""
+    return rows.assign(cell=rows.family.str.split(":").str[1].astype(int),
+                       batch=rows.dims.map(lambda d: json.loads(d)["batch"]))
+
+
 def with_ceiling(test: pd.DataFrame, lab: pd.DataFrame) -> pd.DataFrame:
     """The held-out HELP rows of `test` with `class_ms`: their class's train mean (NaN where the class has no
     train cell on that device and batch)."""
-    g = test[test.source == "help_gpu"].copy()
-    g["cell"] = g.family.str.split(":").str[1].astype(int)
-    g["batch"] = g.dims.map(lambda d: json.loads(d)["batch"])
+    g = with_cell(test[test.source == "help_gpu"])
     arch = lab.drop_duplicates("cell").set_index("cell").cls
     keys = list(zip(g.device_id, g.batch, g.cell.map(arch)))
     g["class_ms"] = class_means(lab).reindex(keys).to_numpy()
