@@ -46,6 +46,22 @@ class NoiseTable(unittest.TestCase):
         self.assertEqual(report.noise_lines(test.drop(columns="spread")), [])  # a score from before
 
 
+class AimFamilyTable(unittest.TestCase):
+    def test_each_family_of_the_aims_sources_has_its_rows_and_errors(self):
+        from scripts.training import report
+        test = pd.DataFrame({"source": ["cpu_ours", "cpu_ours", "cpu_ours", "timm", "help_gpu"],
+                             "family": ["shufflenet_v2", "shufflenet_v2", "vgg", "vgg", "nasbench201"],
+                             "latency_ms": [1.0, 1.0, 2.0, 1.0, 1.0], "roofline_ms": [1.5, 1.5, 2.0, 1.0, 9.0],
+                             "trees_ms": [1.1, 1.3, 2.0, 1.0, 9.0], "gnn_ms": [1.0, 1.0, 1.0, 1.0, 9.0],
+                             "transformer_ms": [1.0, 1.0, 2.2, 1.0, 9.0], "ensemble_ms": [1.1, 0.7, 2.0, 1.2, 9.0]})
+        text = "\n".join(report.aim_family_lines(test))
+        self.assertIn("| cpu_ours | shufflenet_v2 | 2 | 50.0% | 20.0% | 0.0% | 0.0% | 20.0% | -10% |", text)
+        self.assertIn("| cpu_ours | vgg | 1 | 0.0% | 0.0% | 50.0% | 10.0% | 0.0% | +0% |", text)
+        self.assertIn("| timm | vgg | 1 |", text)
+        self.assertNotIn("nasbench201", text)  # HELP's aim is an order, not a MAPE
+        self.assertEqual(report.aim_family_lines(test[test.source == "help_gpu"]), [])
+
+
 class FoldCache(unittest.TestCase):
     def test_a_second_run_reads_each_fold_instead_of_refitting(self):
         from unittest import mock
