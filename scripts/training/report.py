@@ -32,7 +32,8 @@ def mean_tau(df: pd.DataFrame, col: str, by: list[str] | None = None, measured: 
     if by is None:
         df = df.assign(_b=df.dims.map(lambda d: json.loads(d).get("batch")))
         by = ["source", "device_id", "precision", "_b"]
-    for _, g in df.groupby(by, dropna=False):
+    # One column by its name: pandas warns of a change in the key's form for a list of one (the key is unused).
+    for _, g in df.groupby(by[0] if len(by) == 1 else by, dropna=False):
         if len(g) >= 5 and g[measured].nunique() > 1:
             t = kendalltau(g[col], g[measured])[0]
             if t == t:
