@@ -164,6 +164,10 @@ def quantization_lines(files: dict[str, dict]) -> list[str]:
     return lines + [""]
 
 
+# Every predictor's column of a scored frame (rows.score), in the order the tables show them.
+PREDICTED = ("roofline_ms", "trees_ms", "gnn_ms", "transformer_ms", "ensemble_ms")
+
+
 def ensemble_lines(test: pd.DataFrame, version: str, meta: dict | None = None) -> list[str]:
     """The ensemble beside its members on the same held-out rows (test has trees_ms, gnn_ms, ensemble_ms,
     band_lo / band_hi and ood): accuracy per device, the band's coverage per source, and the error of rows
@@ -180,10 +184,9 @@ def ensemble_lines(test: pd.DataFrame, version: str, meta: dict | None = None) -
              "predicts nothing of its own: the row is the roofline's, flagged.", "",
              "| source | device | precision | rows | roofline MAPE | trees MAPE | GNN MAPE | transformer MAPE | "
              "ensemble MAPE | ensemble tau |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    cols = ("roofline_ms", "trees_ms", "gnn_ms", "transformer_ms", "ensemble_ms")
     for (src, dev, prec), g in test.groupby(["source", "device_id", "precision"]):
-        m = {c: ape(g[c], g.latency_ms).mean() for c in cols}
-        lines.append(f"| {src} | {dev} | {prec} | {len(g)} | " + " | ".join(fmt_pct(m[c]) for c in cols) +
+        lines.append(f"| {src} | {dev} | {prec} | {len(g)} | " +
+                     " | ".join(fmt_pct(ape(g[c], g.latency_ms).mean()) for c in PREDICTED) +
                      f" | {fmt_tau(mean_tau(g, 'ensemble_ms'))} |")
     lines += ["", "Band and out-of-distribution flag, per source (an 80% band should hold about 80% of the rows; "
               "the band is doubled on flagged rows, and a host-bound row's is at least as wide as the error measured "
@@ -257,7 +260,6 @@ def aim_family_lines(test: pd.DataFrame) -> list[str]:
     rows = test[test.source.isin(AIM_SOURCES)]
     if not len(rows):
         return []
-    cols = ("roofline_ms", "trees_ms", "gnn_ms", "transformer_ms", "ensemble_ms")
     lines = ["The MAPE aims' held-out rows per model family (all devices of the source together; a family's share "
              "of the rows is its weight in the source's MAPE):", "",
              "| source | family | rows | roofline MAPE | trees MAPE | GNN MAPE | transformer MAPE | ensemble MAPE | "
@@ -265,7 +267,7 @@ def aim_family_lines(test: pd.DataFrame) -> list[str]:
     for (src, fam), g in rows.groupby(["source", "family"]):
         signed = np.median(g.ensemble_ms / g.latency_ms - 1)
         lines.append(f"| {src} | {fam} | {len(g)} | " +
-                     " | ".join(fmt_pct(ape(g[c], g.latency_ms).mean()) if c in g else "n/a" for c in cols) +
+                     " | ".join(fmt_pct(ape(g[c], g.latency_ms).mean()) for c in PREDICTED) +
                      f" | {signed:+.0%} |")
     return lines + [""]
 
