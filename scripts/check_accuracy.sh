@@ -8,6 +8,7 @@
 #   training-time  scripts.training.evaluate_training_time --check     a training step's time
 #   gpu-ours       scripts.calibration.evaluate_gpu_ours --check       our own GPU campaign's rows
 #   cuda-graphs    scripts.calibration.calibrate_cuda_graphs --check   CUDA graphs (stage H)
+#   cpu-machines   scripts.calibration.evaluate_cpu_machines --check   CPUs nothing was fitted on
 # Each check's output goes to build/check_accuracy/<name>.log. Exit 1 naming the sections that differ (their
 # logs say which figures). About 4 minutes on a 2-core machine whose zoo is whole; the first time, writing
 # the graphs takes longer (hours for the whole zoo: `scripts.zoo.all` writes it, resumable).
@@ -22,6 +23,7 @@ checks=(
   "training-time scripts.training.evaluate_training_time"
   "gpu-ours scripts.calibration.evaluate_gpu_ours"
   "cuda-graphs scripts.calibration.calibrate_cuda_graphs"
+  "cpu-machines scripts.calibration.evaluate_cpu_machines"
 )
 differ=()
 for c in "${checks[@]}"; do

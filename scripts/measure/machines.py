@@ -30,7 +30,8 @@ def describe() -> dict:
             "model": fields.get("Model"), "cpus": fields.get("CPU(s)"), "threads_per_core": fields.get("Thread(s) per core"),
             "l3": fields.get("L3 cache"), "flags_avx512f": "avx512f" in fields.get("Flags", ""),
             "hypervisor": fields.get("Hypervisor vendor"), "mem_total_kib": int(mem), "kernel": platform.release(),
-            "node": node}
+            "node": node, "bogomips": fields.get("BogoMIPS"), "l2": fields.get("L2 cache"),
+            "flags_avx2": "avx2" in fields.get("Flags", "").split(), "flags_fma": "fma" in fields.get("Flags", "").split()}
     desc["machine_id"] = f"{desc['vendor']}-{desc['family']}-{desc['model']}-{desc['cpus']}cpu-{desc['mem_total_kib'] // 1048576}g"
     desc["catalog_id"] = CATALOG_IDS.get(desc["machine_id"])
     return desc
@@ -59,3 +60,20 @@ def record(desc: dict, path: str = PATH) -> dict:
 
 def catalog_id(machine_id: str) -> str | None:
     return CATALOG_IDS.get(machine_id)
+
+
+def probe_native(runs: int = 5, cli: str = paths.CLI) -> dict:
+    """This machine's one-thread rates as `perfcard probe` measures them natively (a matrix product in cache,
+    a read over a buffer larger than L3): the median of `runs` probes, with the runs. A campaign records it
+    beside the machine's description (record()), on a quiet machine, so that a machine without a catalog
+    entry still has a measured memory bandwidth to be predicted with (scripts/calibration/evaluate_cpu_machines.py)."""
+    import datetime
+    import statistics
+    got = []
+    for _ in range(runs):
+        out = subprocess.run([cli, "probe", "--json"], check=True, capture_output=True, text=True).stdout
+        doc = json.loads(out)
+        got.append({"gemm_gflops": round(doc["gemm_gflops"], 3), "stream_gbs": round(doc["stream_gbs"], 3)})
+    return {"gemm_gflops": statistics.median(r["gemm_gflops"] for r in got),
+            "stream_gbs": statistics.median(r["stream_gbs"] for r in got), "runs": got,
+            "timestamp": datetime.datetime.now().isoformat(timespec="seconds")}

@@ -1,0 +1,45 @@
+"""A measured machine's device entry is made of what it recorded of itself, and refuses what it cannot source."""
+import unittest
+
+from scripts.calibration import evaluate_cpu_machines as ecm
+
+ZEN3 = {"machine_id": "AuthenticAMD-25-1-2cpu-23g", "vendor": "AuthenticAMD", "family": "25", "model": "1",
+        "cpus": "2", "cpu_model": "AMD EPYC", "bogomips": "4890.85", "l3": "32 MiB (1 instance)",
+        "l2": "1 MiB (2 instances)", "native_probe": {"stream_gbs": 13.3, "gemm_gflops": 20.3}}
+FIT = {"id": "cpu-build-vm-amd-epyc-zen4", "clock_ratio": {"value": 1.59}, "memory_bandwidth_gbs": {"value": 65.6}}
+
+
+class DeviceEntry(unittest.TestCase):
+    def test_own_entry_from_lscpu_and_the_probe(self):
+        e = ecm.device_entry(ZEN3)
+        self.assertEqual(e["kind"], "cpu")
+        self.assertEqual(e["cores"]["value"], 2)
+        self.assertAlmostEqual(e["clock_base_ghz"]["value"], 2.445425)
+        self.assertAlmostEqual(e["peak_fp32_gflops"]["value"], 2 * 32 * 2.445425)
+        self.assertAlmostEqual(e["memory_bandwidth_gbs"]["value"], 26.6)
+        self.assertEqual(e["l3_mb"]["value"], 32)
+        self.assertEqual(e["l2_mb"]["value"], 0.5)
+        self.assertNotIn("clock_ratio", e)
+
+    def test_fit_entry_carries_the_build_vms_clock_ratio_and_bandwidth(self):
+        e = ecm.device_entry(ZEN3, FIT)
+        self.assertEqual(e["clock_ratio"]["value"], 1.59)
+        self.assertEqual(e["memory_bandwidth_gbs"]["value"], 65.6)
+        self.assertNotEqual(e["id"], ecm.device_entry(ZEN3)["id"])
+        self.assertEqual(e["peak_fp32_gflops"], ecm.device_entry(ZEN3)["peak_fp32_gflops"])
+
+    def test_unknown_core_or_missing_probe_is_refused_by_name(self):
+        with self.assertRaisesRegex(SystemExit, "GenuineIntel family 6"):
+            ecm.device_entry(dict(ZEN3, vendor="GenuineIntel", family="6"))
+        with self.assertRaisesRegex(SystemExit, "native probe"):
+            ecm.device_entry({k: v for k, v in ZEN3.items() if k != "native_probe"})
+
+    def test_lscpu_cache_sizes_per_instance(self):
+        self.assertEqual(ecm.mib("32 MiB (1 instance)"), 32)
+        self.assertEqual(ecm.mib("1 MiB (2 instances)"), 0.5)
+        self.assertEqual(ecm.mib("512 KiB (1 instance)"), 0.5)
+        self.assertIsNone(ecm.mib(None))
+
+
+if __name__ == "__main__":
+    unittest.main()
