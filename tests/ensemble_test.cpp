@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include "perfcard/device.h"
 #include "perfcard/learned_ensemble.h"
@@ -228,4 +229,19 @@ TEST_CASE("a model far from every model trained on is flagged, and the row says 
                            perfcard::three_digits(d) + "; the training graphs lie within " +
                            perfcard::three_digits(e->distance_threshold()) + ")";
   CHECK(std::find(out.warnings.begin(), out.warnings.end(), want) != out.warnings.end());
+}
+
+TEST_CASE("the band a row shows: the calibrated one where there is one, else latency / (1 + u) .. x (1 + u)") {
+  perfcard::PredictorOutput out;
+  out.latency_ms = 10;
+  out.uncertainty = 0.25;
+  auto [low, high] = out.shown_band();
+  CHECK(low == Approx(8));
+  CHECK(high == Approx(12.5));
+  out.band_low_ms = 9;
+  out.band_high_ms = 11.5;
+  out.band_coverage = 0.8;
+  std::tie(low, high) = out.shown_band();
+  CHECK(low == 9);
+  CHECK(high == 11.5);
 }

@@ -35,6 +35,11 @@ bool PredictorOutput::declined() const {
   });
 }
 
+std::pair<double, double> PredictorOutput::shown_band() const {
+  if (band_coverage > 0) return {band_low_ms, band_high_ms};
+  return {latency_ms / (1 + uncertainty), latency_ms * (1 + uncertainty)};
+}
+
 bool TrainingAccuracy::trained_on(const std::string& device_id) const {
   return std::binary_search(devices.begin(), devices.end(), device_id);
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -226,14 +227,8 @@ PredictResult predict(const Model& model, const DeviceCatalog& catalog, const Pr
       p.baseline_ms = out.baseline_ms;
       p.throughput_per_s = p.latency_ms > 0 ? double(samples) / (p.latency_ms / 1e3) : 0;
       p.uncertainty = out.uncertainty;
-      if (out.band_coverage > 0) {
-        p.band_low_ms = out.band_low_ms;
-        p.band_high_ms = out.band_high_ms;
-        p.band_coverage = out.band_coverage;
-      } else {
-        p.band_low_ms = p.latency_ms / (1 + p.uncertainty);
-        p.band_high_ms = p.latency_ms * (1 + p.uncertainty);
-      }
+      std::tie(p.band_low_ms, p.band_high_ms) = out.shown_band();
+      p.band_coverage = out.band_coverage;
       p.out_of_distribution = out.out_of_distribution;
       p.ood_reasons = out.ood_reasons;
       p.kernels = std::move(out.kernels);

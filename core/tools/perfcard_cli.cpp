@@ -321,6 +321,8 @@ int run_eval(const std::vector<std::string>& args) {
       for (perfcard::OodReason why : r.ood_reasons) out["ood_reasons"].push_back(std::string(perfcard::ood_reason_name(why)));
       out["uncertainty"] = r.uncertainty;
       if (r.band_coverage > 0) out["band_ms"] = {r.band_low_ms, r.band_high_ms};
+      const auto [shown_low, shown_high] = r.shown_band();
+      out["shown_band_ms"] = {shown_low, shown_high};  // what the row shows, calibrated or not
       out["warnings"] = r.warnings;
       std::string family;
       constants.family_of(d, &family);

@@ -132,15 +132,22 @@ def predict(df: pd.DataFrame, catalog: dict, entries: dict) -> pd.DataFrame:
         for p in PREDICTORS:
             res = run_queries([dict(q, predictor=p) for q in qs], devices=catalog)
             out[f"{p}_{e}"] = [r["latency_ms"] for r in res]
+            out[f"{p}_{e}_band"] = [tuple(r["shown_band_ms"]) for r in res]
             if p == "auto":
                 out[f"auto_took_{e}"] = [r["predictor"] for r in res]
     return out
 
 
 def metrics(df: pd.DataFrame, col: str) -> dict:
+    """MAPE, median APE, median signed error, Kendall's tau and, where the column has the bands the rows show
+    (`<col>_band`), the share of rows measured inside theirs."""
     err = df[col] / df.latency_ms - 1
+    band = f"{col}_band"
+    inside = (float(np.mean([lo <= m <= hi for (lo, hi), m in zip(df[band], df.latency_ms)]))
+              if band in df and len(df) else None)
     return {"rows": len(df), "mape": float(err.abs().mean()), "median_ape": float(err.abs().median()),
-            "signed": float(err.median()), "tau": mean_tau(df, col, by=["batch", "sequence", "past_sequence", "threads"])}
+            "signed": float(err.median()), "tau": mean_tau(df, col, by=["batch", "sequence", "past_sequence", "threads"]),
+            "inside": inside}
 
 
 def fmt_signed(x: float) -> str:
@@ -164,10 +171,11 @@ def lines(df: pd.DataFrame, describe: dict) -> list[str]:
                 f"On the {len(both)} configurations the build VM also ran, this machine took {ratio.median():.2f}x its "
                 f"time at the median (10-90%: {ratio.quantile(0.1):.2f}-{ratio.quantile(0.9):.2f}x).", "",
                 "Columns: rows, mean APE, median APE, median signed error (predicted / measured - 1), Kendall's tau "
-                "(within each batch, sequence and thread count). Families: those the predictors trained on (on the "
+                "(within each batch, sequence and thread count), and the share of rows measured inside the band the "
+                "row shows (the ensemble's calibrated one, else latency / (1 + uncertainty) .. x (1 + uncertainty)). Families: those the predictors trained on (on the "
                 "build VM) and those held out there.", "",
-                "| predictor | entry | families | rows | MAPE | median APE | median signed | tau |",
-                "|---|---|---|---:|---:|---:|---:|---:|"]
+                "| predictor | entry | families | rows | MAPE | median APE | median signed | tau | inside its band |",
+                "|---|---|---|---:|---:|---:|---:|---:|---:|"]
         for split, words in (("train", "trained on"), ("test", "held out")):
             part = rows[rows.split == split]
             if part.empty:
@@ -179,12 +187,13 @@ def lines(df: pd.DataFrame, describe: dict) -> list[str]:
                     if p == "auto":
                         took = " (" + ", ".join(f"{k} {v}" for k, v in part[f"auto_took_{e}"].value_counts().items()) + ")"
                     out.append(f"| {p}{took} | {ENTRY_WORDS[e]} | {words} | {m['rows']} | {fmt_pct(m['mape'])} | "
-                               f"{fmt_pct(m['median_ape'])} | {fmt_signed(m['signed'])} | {fmt_tau(m['tau'])} |")
+                               f"{fmt_pct(m['median_ape'])} | {fmt_signed(m['signed'])} | {fmt_tau(m['tau'])} | "
+                               f"{fmt_pct(m['inside'])} |")
             b = part.dropna(subset=["build_vm_ms"])
             if len(b):
                 m = metrics(b, "build_vm_ms")
                 out.append(f"| none: the build VM's measurement | - | {words} | {m['rows']} | {fmt_pct(m['mape'])} | "
-                           f"{fmt_pct(m['median_ape'])} | {fmt_signed(m['signed'])} | {fmt_tau(m['tau'])} |")
+                           f"{fmt_pct(m['median_ape'])} | {fmt_signed(m['signed'])} | {fmt_tau(m['tau'])} | - |")
         out += ["", "Per family (own entry; median signed error of the roofline and of `auto`):", "",
                 "| family | split | rows | roofline MAPE | roofline signed | auto MAPE | auto signed |",
                 "|---|---|---:|---:|---:|---:|---:|"]

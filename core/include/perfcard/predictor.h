@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "perfcard/analysis.h"
@@ -95,7 +96,7 @@ struct PredictorOutput {
   std::array<double, 3> busy_ms_by_phase{};  // of busy_ms: forward, backward, update (KernelPhase order)
   double baseline_ms = 0;       // a learned predictor's physics baseline (the roofline) before correction
   // A calibrated band (the ensemble's): `band_coverage` of held-out rows were measured inside
-  // [band_low_ms, band_high_ms]. 0 = none; the band is then latency / (1 + uncertainty) .. x (1 + uncertainty).
+  // [band_low_ms, band_high_ms]. 0 = none; the band shown is then latency / (1 + uncertainty) .. x (1 + uncertainty).
   double band_low_ms = 0, band_high_ms = 0, band_coverage = 0;
   bool out_of_distribution = false;  // set by flag(), with its reasons
   std::vector<OodReason> ood_reasons;
@@ -107,6 +108,8 @@ struct PredictorOutput {
   void flag(OodReason why, const std::string& words);
   // The learned predictor declined the row (a training step, a runtime it never trained on): the roofline's.
   bool declined() const;
+  // The band a row shows, {low, high} in ms: the calibrated one where there is one, else from the uncertainty.
+  std::pair<double, double> shown_band() const;
 };
 
 // Held-out accuracy of a learned predictor for one device family, as its file records it.
