@@ -8,9 +8,11 @@ rows that are data, kept and counted, but not predicted: its CPU needs an entry 
 """
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import platform
+import statistics
 import subprocess
 
 from scripts import paths
@@ -67,8 +69,6 @@ def probe_native(runs: int = 5, cli: str = paths.CLI) -> dict:
     a read over a buffer larger than L3): the median of `runs` probes, with the runs. A campaign records it
     beside the machine's description (record()), on a quiet machine, so that a machine without a catalog
     entry still has a measured memory bandwidth to be predicted with (scripts/calibration/evaluate_cpu_machines.py)."""
-    import datetime
-    import statistics
     got = []
     for _ in range(runs):
         out = subprocess.run([cli, "probe", "--json"], check=True, capture_output=True, text=True).stdout

@@ -55,6 +55,15 @@ def require_graphs(models, csv_name):
                          f"{', '.join(still[:8])}{' ...' if len(still) > 8 else ''} (scripts.zoo.all writes the zoo)")
 
 
+def with_graphs(df, csv_name):
+    """Measured rows of one of our campaigns with their zoo graph (written first where this clone lacks it),
+    their label (latency_ms: the median of the runs) and their split by model family."""
+    ran = [nasbench201.as_measured(z, t) for z, t in zip(df.model, df.timestamp)]
+    require_graphs(ran, csv_name)
+    return df.assign(graph=[zm.graph_path(z) for z in ran], latency_ms=df.median_ms,
+                     split=df.family.map(family_split))
+
+
 def ort_rows():
     """Drift-free rows of our onnxruntime-node campaign on the catalogued machine, their zoo graphs written first."""
     m = machine()
@@ -62,12 +71,8 @@ def ort_rows():
     counts = {"all": int(len(df))}
     df = df[(df.drift == 0) & (df.machine_id == m["machine_id"])].copy()
     counts["drift_free_this_machine"] = int(len(df))
-    ran = [nasbench201.as_measured(z, t) for z, t in zip(df.model, df.timestamp)]
-    require_graphs(ran, "cpu_ort_node.csv")
-    df["graph"] = [zm.graph_path(z) for z in ran]
+    df = with_graphs(df, "cpu_ort_node.csv")
     df["device_id"] = m["catalog_id"]
-    df["latency_ms"] = df.median_ms
-    df["split"] = df.family.map(family_split)
     # The zoo set a model comes from: the classic exports are named by file stem, the others "<set>/<id>".
     df["zoo_set"] = df.model.map(lambda z: z.split("/")[0] if "/" in z else "classic")
     return df.reset_index(drop=True), counts
@@ -83,12 +88,8 @@ def web_rows(entries=None):
     counts["drift_free"] = int(len(df))
     df = df[[(m, e) in entries for m, e in zip(df.machine_id, df.env)]].copy()
     counts["with_probe"] = int(len(df))
-    ran = [nasbench201.as_measured(z, t) for z, t in zip(df.model, df.timestamp)]
-    require_graphs(ran, "web_ort_wasm.csv")
-    df["graph"] = [zm.graph_path(z) for z in ran]
+    df = with_graphs(df, "web_ort_wasm.csv")
     df["device_id"] = [probe_web.device_id(m, e) for m, e in zip(df.machine_id, df.env)]
-    df["latency_ms"] = df.median_ms
-    df["split"] = df.family.map(family_split)
     return df.reset_index(drop=True), counts
 
 
