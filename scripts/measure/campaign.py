@@ -7,9 +7,9 @@ sample and the torchvision variants at batch 1: the whole zoo at batch 1; then t
 graphs at their other batches / sequences / threads).
 
 Drift: a reference configuration (resnet18, batch 1, 1 thread) is timed at the start of a piece and
-again every --check-every configurations; when its median moves more than --drift from the piece's
-first measurement, the rows measured since the last good check are marked drift=1. Rows also carry the
-1-minute load average seen when they were taken. Analyses use drift=0 rows only.
+again every --check-every configurations; when its median is more than --drift from the piece's level (the
+median of the start's timing and every check's so far), the rows measured since the last check are marked
+drift=1. Rows also carry the 1-minute load average seen when they were taken. Analyses use drift=0 rows only.
 
 Steadiness: the reference catches a machine that stays slower, not a tenant that loads it for a few seconds.
 A configuration whose own runs spread more than --max-spread ((p90 - p10) / median) is timed again, up to
@@ -280,22 +280,26 @@ def steadiest(measure_one, config, max_spread, retries):
 def run_piece(todo, measure_one, make_row, reference, csv_path, fields, deadline, check_every, drift_limit,
               max_spread=None, retries=0):
     """Measures `todo` in order until the deadline, appending rows to csv_path. The reference is timed at
-    the start (median of three) and after every `check_every` rows; the rows since the last check are written with the
-    ratio and marked drift=1 when it moved more than drift_limit. A configuration the runtime cannot run
-    is reported and skipped, never retried forever; one whose runs spread more than max_spread is timed
-    again up to `retries` times (steadiest())."""
+    the start (median of three) and after every `check_every` rows; the rows since the last check are written with
+    the check's ratio to the piece's level and marked drift=1 when it is more than drift_limit from 1. A
+    configuration the runtime cannot run is reported and skipped, never retried forever; one whose runs spread
+    more than max_spread is timed again up to `retries` times (steadiest())."""
     ensure_header(csv_path, fields)
     new_file = not os.path.exists(csv_path)
-    # The base is the median of three timings: one cold or unlucky first timing would otherwise mark a
-    # whole piece as drifted (seen on this VM: a base 5-7% slow, every later check "drifted").
-    base = statistics.median(reference() for _ in range(3))
+    # The level is the median of the start's timing (itself a median of three) and every check's so far, not
+    # the start's alone: a start that caught the machine fast or slow would otherwise mark the whole piece as
+    # drifted (seen: a start 5-7% slow on the build VM; 9% fast on a Zen 5 guest, every later check within 3%
+    # of each other and "drifted").
+    levels = [statistics.median(reference() for _ in range(3))]
     pending = []
     with open(csv_path, "a", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         if new_file:
             w.writeheader()
 
-        def flush(ratio):
+        def flush(ms):
+            levels.append(ms)
+            ratio = ms / statistics.median(levels)
             drift = abs(ratio - 1) > drift_limit
             for row in pending:
                 row["reference_ratio"] = round(ratio, 4)
@@ -323,9 +327,9 @@ def run_piece(todo, measure_one, make_row, reference, csv_path, fields, deadline
             pending.append(row)
             print(f"{' '.join(str(c) for c in config):40s} {r['median_ms']:9.2f} ms spread {r['spread']:.3f}", flush=True)
             if len(pending) >= check_every:
-                flush(reference() / base)
+                flush(reference())
         if pending:
-            flush(reference() / base)
+            flush(reference())
 
 
 def main():
