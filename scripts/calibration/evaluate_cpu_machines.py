@@ -41,10 +41,41 @@ END = "<!-- cpu-machines:end -->"
 PREDICTORS = ("roofline", "trees", "gnn", "transformer", "ensemble", "auto")
 ENTRIES = ("own", "fit")
 ENTRY_WORDS = {"own": "own entry", "fit": "build VM's fit"}
-# FP32 FLOPs per cycle of one core, by (vendor, CPU family) as lscpu reports them. AMD family 25 (19h) is Zen 3
-# and Zen 4: two 256-bit FMA pipes, 2 x 8 lanes x 2 FLOPs (Zen 4 runs AVX-512 as two 256-bit halves; the
-# build VM's catalog entry gives its source). Another vendor or family needs its own line and source.
-FLOPS_PER_CYCLE = {("AuthenticAMD", "25"): 32}
+# What a core's family says of it where a guest cannot be asked, by vendor, CPU family and a range of models as
+# lscpu reports them: FP32 FLOPs per cycle of one core, and the L3 one core complex shares (taken only where
+# lscpu reports none). AMD family 25 (19h) is Zen 3 and Zen 4: two 256-bit FMA pipes, 2 x 8 lanes x 2 FLOPs
+# (Zen 4 runs AVX-512 as two 256-bit halves; the build VM's catalog entry gives its source). Family 26 (1Ah)
+# models 00h-0Fh are Zen 5 EPYC (Turin): its server cores widened the pipes to 512 bits, 2 x 16 x 2 (A. Yee,
+# "Zen5's AVX512 Teardown", numberworld.org/blogs/2024_8_7_zen5_avx512_teardown), and 8 cores share a CCD's
+# 32 MiB L3 (AMD EPYC 9005 series: 32 MB L3 per CCD); the dense and mobile Zen 5 models differ and have no
+# line. Another vendor, family or model needs its own line and source.
+CORES = [
+    {"vendor": "AuthenticAMD", "family": "25", "models": range(0, 256), "flops_per_cycle": 32, "l3_mib": None,
+     "source": "Zen 3 / Zen 4: 2 x 256-bit FMA"},
+    {"vendor": "AuthenticAMD", "family": "26", "models": range(0, 16), "flops_per_cycle": 64, "l3_mib": 32,
+     "source": "Zen 5 EPYC: 2 x 512-bit FMA, 32 MiB L3 per CCD"},
+]
+
+
+def core_of(desc: dict) -> dict | None:
+    model = int(desc.get("model") or -1)
+    return next((c for c in CORES if (c["vendor"], c["family"]) == (desc.get("vendor"), desc.get("family"))
+                 and model in c["models"]), None)
+
+
+def cache_mib(desc: dict, level: str) -> tuple[float | None, str]:
+    """The cache of one instance at `level` ("l2" or "l3") in MiB and where the figure comes from: lscpu's field;
+    else, for L2, CPUID's per-core size (getconf, recorded by machines.describe()); else, for L3, the core
+    complex's from CORES (a guest's CPUID reports its host socket's whole L3)."""
+    if mib(desc.get(level)):
+        return mib(desc.get(level)), "lscpu"
+    got = (desc.get("getconf_caches") or {}).get(level)
+    if level == "l2" and got:
+        return got / 1048576, "getconf LEVEL2_CACHE_SIZE (CPUID, per core)"
+    core = core_of(desc)
+    if level == "l3" and core and core["l3_mib"]:
+        return core["l3_mib"], core["source"]
+    return None, ""
 
 
 def mib(text: str | None) -> float | None:
@@ -61,13 +92,13 @@ def device_entry(desc: dict, fit: dict | None = None) -> dict:
     """The catalog entry of a measured machine from its description (machines.json); `fit`: the fitted build
     VM's catalog entry, whose clock ratio and bandwidth are then carried over."""
     mid = desc["machine_id"]
-    flops = FLOPS_PER_CYCLE.get((desc.get("vendor"), desc.get("family")))
-    if flops is None:
+    core = core_of(desc)
+    if core is None:
         raise SystemExit(f"{mid}: no FP32 FLOPs-per-cycle rule for vendor {desc.get('vendor')} family "
-                         f"{desc.get('family')} (FLOPS_PER_CYCLE)")
+                         f"{desc.get('family')} model {desc.get('model')} (CORES)")
     if not desc.get("bogomips") or not desc.get("native_probe"):
         raise SystemExit(f"{mid}: machines.json lacks its BogoMIPS or native probe (a campaign piece on it records both)")
-    cores = int(desc["cpus"])
+    flops, cores = core["flops_per_cycle"], int(desc["cpus"])
     ghz = float(desc["bogomips"]) / 2000
     probe = desc["native_probe"]
     where = f"data/measured/machines.json, {mid}"
@@ -81,9 +112,10 @@ def device_entry(desc: dict, fit: dict | None = None) -> dict:
         "memory_bandwidth_gbs": {"value": probe["stream_gbs"] * cores, "uncertain": True,
                                  "source": f"{where}: perfcard probe's one-thread read x {cores} cores"},
     }
-    for key, field in (("l3_mb", "l3"), ("l2_mb", "l2")):
-        if mib(desc.get(field)):
-            entry[key] = {"value": mib(desc.get(field)), "source": where}
+    for key, level in (("l3_mb", "l3"), ("l2_mb", "l2")):
+        size, source = cache_mib(desc, level)
+        if size:
+            entry[key] = {"value": size, "source": f"{where}: {source}"}
     if fit:
         entry["clock_ratio"] = {"value": fit["clock_ratio"]["value"], "uncertain": True,
                                 "source": f"stage E's fit on {fit['id']}"}
@@ -140,7 +172,7 @@ def metrics(df: pd.DataFrame, col: str) -> dict:
               if band in df and len(df) else None)
     return {"rows": len(df), "mape": float(err.abs().mean()), "median_ape": float(err.abs().median()),
             "signed": float(err.median()), "tau": mean_tau(df, col, by=["batch", "sequence", "past_sequence", "threads"]),
-            "inside": inside}
+            "inside": inside, "needs": float(np.expm1(np.quantile(np.abs(np.log1p(err)), 0.8))) if len(df) else None}
 
 
 def fmt_signed(x: float) -> str:
@@ -166,10 +198,11 @@ def lines(df: pd.DataFrame, describe: dict) -> list[str]:
                 f"time at the median (10-90%: {ratio.quantile(0.1):.2f}-{ratio.quantile(0.9):.2f}x).", "",
                 "Columns: rows, mean APE, median APE, median signed error (predicted / measured - 1), Kendall's tau "
                 "(within each batch, sequence and thread count), and the share of rows measured inside the band the "
-                "row shows (the ensemble's calibrated one, else latency / (1 + uncertainty) .. x (1 + uncertainty)). Families: those the predictors trained on (on the "
-                "build VM) and those held out there.", "",
-                "| predictor | entry | families | rows | MAPE | median APE | median signed | tau | inside its band |",
-                "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+                "row shows (the ensemble's calibrated one, else latency / (1 + uncertainty) .. x (1 + uncertainty)), and the "
+                "band that would have held 80% of them (latency / (1 + x) .. x (1 + x)). Families: those the predictors "
+                "trained on (on the build VM) and those held out there.", "",
+                "| predictor | entry | families | rows | MAPE | median APE | median signed | tau | inside its band | 80% needs |",
+                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
         for split, words in (("train", "trained on"), ("test", "held out")):
             part = rows[rows.split == split]
             if part.empty:
@@ -182,12 +215,12 @@ def lines(df: pd.DataFrame, describe: dict) -> list[str]:
                         took = " (" + ", ".join(f"{k} {v}" for k, v in part[f"auto_took_{e}"].value_counts().items()) + ")"
                     out.append(f"| {p}{took} | {ENTRY_WORDS[e]} | {words} | {m['rows']} | {fmt_pct(m['mape'])} | "
                                f"{fmt_pct(m['median_ape'])} | {fmt_signed(m['signed'])} | {fmt_tau(m['tau'])} | "
-                               f"{fmt_pct(m['inside'])} |")
+                               f"{fmt_pct(m['inside'])} | ±{fmt_pct(m['needs'])} |")
             b = part.dropna(subset=["build_vm_ms"])
             if len(b):
                 m = metrics(b, "build_vm_ms")
                 out.append(f"| none: the build VM's measurement | - | {words} | {m['rows']} | {fmt_pct(m['mape'])} | "
-                           f"{fmt_pct(m['median_ape'])} | {fmt_signed(m['signed'])} | {fmt_tau(m['tau'])} | - |")
+                           f"{fmt_pct(m['median_ape'])} | {fmt_signed(m['signed'])} | {fmt_tau(m['tau'])} | - | ±{fmt_pct(m['needs'])} |")
         out += ["", "Per family (own entry; median signed error of the roofline and of `auto`):", "",
                 "| family | split | rows | roofline MAPE | roofline signed | auto MAPE | auto signed |",
                 "|---|---|---:|---:|---:|---:|---:|"]

@@ -34,6 +34,24 @@ class DeviceEntry(unittest.TestCase):
         with self.assertRaisesRegex(SystemExit, "native probe"):
             ecm.device_entry({k: v for k, v in ZEN3.items() if k != "native_probe"})
 
+    def test_zen5_server_cores_have_512_bit_pipes_and_other_models_no_rule(self):
+        zen5 = dict(ZEN3, family="26", model="2", bogomips="4192.04")
+        self.assertAlmostEqual(ecm.device_entry(zen5)["peak_fp32_gflops"]["value"], 2 * 64 * 2.09602)
+        with self.assertRaisesRegex(SystemExit, "family 26 model 36"):
+            ecm.device_entry(dict(zen5, model="36"))
+
+    def test_caches_a_guest_hides_from_lscpu(self):
+        # a Zen 5 guest: lscpu reports no cache; CPUID's L2 is per core, its L3 the host socket's (508 MiB)
+        zen5 = dict(ZEN3, family="26", model="2", l2=None, l3=None,
+                    getconf_caches={"l1d": 49152, "l2": 1048576, "l3": 532676608})
+        e = ecm.device_entry(zen5)
+        self.assertEqual(e["l2_mb"]["value"], 1)
+        self.assertIn("getconf", e["l2_mb"]["source"])
+        self.assertEqual(e["l3_mb"]["value"], 32)
+        self.assertIn("per CCD", e["l3_mb"]["source"])
+        # Zen 3's line has no L3 of its own: lscpu's is the only source there
+        self.assertNotIn("l3_mb", ecm.device_entry(dict(ZEN3, l3=None)))
+
     def test_lscpu_cache_sizes_per_instance(self):
         self.assertEqual(ecm.mib("32 MiB (1 instance)"), 32)
         self.assertEqual(ecm.mib("1 MiB (2 instances)"), 0.5)

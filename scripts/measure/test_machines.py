@@ -19,6 +19,11 @@ class Record(unittest.TestCase):
                 self.assertEqual(sorted(json.load(f)["machines"]), ["a", "b"])
             self.assertEqual(machines.load(path)["b"]["node"], "v22")
 
+    def test_getconf_caches_keep_the_levels_reported(self):
+        text = ("LEVEL1_DCACHE_SIZE                 49152\nLEVEL1_DCACHE_ASSOC                12\n"
+                "LEVEL2_CACHE_SIZE                  1048576\nLEVEL3_CACHE_SIZE                  0\nLEVEL4_CACHE_SIZE                  \n")
+        self.assertEqual(machines.parse_getconf(text), {"l1d": 49152, "l2": 1048576})
+
     def test_catalog_ids_by_machine(self):
         self.assertEqual(machines.catalog_id("AuthenticAMD-25-17-2cpu-23g"), "cpu-build-vm-amd-epyc-zen4")
         self.assertIsNone(machines.catalog_id("GenuineIntel-6-167-2cpu-23g"))
