@@ -9,7 +9,8 @@ rates `perfcard probe` measured natively). Each such row is predicted here the w
 it has no fitted constant for, from a device entry made of what the machine says of itself:
   own entry       cores; peak = cores x FP32 FLOPs per cycle of its core x the clock the VM reports (BogoMIPS / 2,
                   the TSC); clock ratio 1, as every catalog CPU but the build VM; memory bandwidth = its probe's
-                  one-thread read x cores (the roofline gives a row threads / cores of it)
+                  one-thread read x cores (the roofline gives a row threads / cores of it); caches from lscpu, else
+                  CPUID's L2 and the core complex's L3 (CORES)
   build VM's fit  the same, with the clock ratio and the bandwidth stage E fitted on the build VM: whether what
                   was fitted on one cloud VM carries to another
 and, beside them, no predictor at all: the build VM's own drift-free measurement of the same configuration (what
