@@ -59,7 +59,8 @@ CORES = [
 
 
 def core_of(desc: dict) -> dict | None:
-    model = int(desc.get("model") or -1)
+    text = str(desc.get("model") or "").strip()  # lscpu prints the model in decimal
+    model = int(text) if text.isdigit() else None
     return next((c for c in CORES if (c["vendor"], c["family"]) == (desc.get("vendor"), desc.get("family"))
                  and model in c["models"]), None)
 
@@ -173,7 +174,18 @@ def metrics(df: pd.DataFrame, col: str) -> dict:
               if band in df and len(df) else None)
     return {"rows": len(df), "mape": float(err.abs().mean()), "median_ape": float(err.abs().median()),
             "signed": float(err.median()), "tau": mean_tau(df, col, by=["batch", "sequence", "past_sequence", "threads"]),
-            "inside": inside, "needs": float(np.expm1(np.quantile(np.abs(np.log1p(err)), 0.8))) if len(df) else None}
+            "inside": inside, "needs": needs(err)}
+
+
+def needs(err: pd.Series, coverage: float = 0.8) -> float | None:
+    """The factor f for which latency / f .. latency x f would have held `coverage` of the rows (err: predicted /
+    measured - 1)."""
+    err = err.dropna()
+    return float(np.exp(np.quantile(np.abs(np.log1p(err)), coverage))) if len(err) else None
+
+
+def fmt_factor(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
 
 
 def fmt_signed(x: float) -> str:
@@ -200,9 +212,9 @@ def lines(df: pd.DataFrame, describe: dict) -> list[str]:
                 "Columns: rows, mean APE, median APE, median signed error (predicted / measured - 1), Kendall's tau "
                 "(within each batch, sequence and thread count), and the share of rows measured inside the band the "
                 "row shows (the ensemble's calibrated one, else latency / (1 + uncertainty) .. x (1 + uncertainty)), and the "
-                "band that would have held 80% of them (latency / (1 + x) .. x (1 + x)). Families: those the predictors "
+                "factor f of the band that would have held 80% of them (latency / f .. latency x f). Families: those the predictors "
                 "trained on (on the build VM) and those held out there.", "",
-                "| predictor | entry | families | rows | MAPE | median APE | median signed | tau | inside its band | 80% needs |",
+                "| predictor | entry | families | rows | MAPE | median APE | median signed | tau | inside its band | 80% needs ×/÷ |",
                 "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
         for split, words in (("train", "trained on"), ("test", "held out")):
             part = rows[rows.split == split]
@@ -216,12 +228,12 @@ def lines(df: pd.DataFrame, describe: dict) -> list[str]:
                         took = " (" + ", ".join(f"{k} {v}" for k, v in part[f"auto_took_{e}"].value_counts().items()) + ")"
                     out.append(f"| {p}{took} | {ENTRY_WORDS[e]} | {words} | {m['rows']} | {fmt_pct(m['mape'])} | "
                                f"{fmt_pct(m['median_ape'])} | {fmt_signed(m['signed'])} | {fmt_tau(m['tau'])} | "
-                               f"{fmt_pct(m['inside'])} | ±{fmt_pct(m['needs'])} |")
+                               f"{fmt_pct(m['inside'])} | {fmt_factor(m['needs'])} |")
             b = part.dropna(subset=["build_vm_ms"])
             if len(b):
                 m = metrics(b, "build_vm_ms")
                 out.append(f"| none: the build VM's measurement | - | {words} | {m['rows']} | {fmt_pct(m['mape'])} | "
-                           f"{fmt_pct(m['median_ape'])} | {fmt_signed(m['signed'])} | {fmt_tau(m['tau'])} | - | ±{fmt_pct(m['needs'])} |")
+                           f"{fmt_pct(m['median_ape'])} | {fmt_signed(m['signed'])} | {fmt_tau(m['tau'])} | - | {fmt_factor(m['needs'])} |")
         out += ["", "Per family (own entry; median signed error of the roofline and of `auto`):", "",
                 "| family | split | rows | roofline MAPE | roofline signed | auto MAPE | auto signed |",
                 "|---|---|---:|---:|---:|---:|---:|"]

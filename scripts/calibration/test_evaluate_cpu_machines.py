@@ -1,6 +1,8 @@
 """A measured machine's device entry is made of what it recorded of itself, and refuses what it cannot source."""
 import unittest
 
+import pandas as pd
+
 from scripts.calibration import evaluate_cpu_machines as ecm
 
 ZEN3 = {"machine_id": "AuthenticAMD-25-1-2cpu-23g", "vendor": "AuthenticAMD", "family": "25", "model": "1",
@@ -51,6 +53,19 @@ class DeviceEntry(unittest.TestCase):
         self.assertIn("per CCD", e["l3_mb"]["source"])
         # Zen 3's line has no L3 of its own: lscpu's is the only source there
         self.assertNotIn("l3_mb", ecm.device_entry(dict(ZEN3, l3=None)))
+
+    def test_the_band_that_would_have_held_80_percent(self):
+        # twice as fast, twice as slow and eight right (a NaN left out): 70% lie within a factor 1, all within 2
+        err = pd.Series([-0.5, 1.0] + [0.0] * 8 + [float("nan")])
+        self.assertAlmostEqual(ecm.needs(err, 0.7), 1.0, places=6)
+        self.assertAlmostEqual(ecm.needs(err, 1.0), 2.0, places=6)
+        self.assertGreater(ecm.needs(err), 1.0)
+        self.assertIsNone(ecm.needs(pd.Series([float("nan")])))
+
+    def test_models_parse_as_lscpu_prints_them(self):
+        self.assertIsNotNone(ecm.core_of(dict(ZEN3, family="26", model="0")))
+        self.assertIsNone(ecm.core_of(dict(ZEN3, family="26", model="0x2")))
+        self.assertIsNone(ecm.core_of(dict(ZEN3, model=None)))
 
     def test_lscpu_cache_sizes_per_instance(self):
         self.assertEqual(ecm.mib("32 MiB (1 instance)"), 32)

@@ -8,8 +8,8 @@ graphs at their other batches / sequences / threads).
 
 Drift: a reference configuration (resnet18, batch 1, 1 thread) is timed at the start of a piece and
 again every --check-every configurations; when its median is more than --drift from the piece's level (the
-median of the start's timing and every check's so far), the rows measured since the last check are marked
-drift=1. Rows also carry the 1-minute load average seen when they were taken. Analyses use drift=0 rows only.
+median of the start's timing and every earlier check's), the rows measured since the last check are marked
+drift=1. A lasting change becomes the level once it has held for more checks than came before it. Rows also carry the 1-minute load average seen when they were taken. Analyses use drift=0 rows only.
 
 Steadiness: the reference catches a machine that stays slower, not a tenant that loads it for a few seconds.
 A configuration whose own runs spread more than --max-spread ((p90 - p10) / median) is timed again, up to
@@ -286,7 +286,7 @@ def run_piece(todo, measure_one, make_row, reference, csv_path, fields, deadline
     more than max_spread is timed again up to `retries` times (steadiest())."""
     ensure_header(csv_path, fields)
     new_file = not os.path.exists(csv_path)
-    # The level is the median of the start's timing (itself a median of three) and every check's so far, not
+    # The level is the median of the start's timing (itself a median of three) and every earlier check's, not
     # the start's alone: a start that caught the machine fast or slow would otherwise mark the whole piece as
     # drifted (seen: a start 5-7% slow on the build VM; 9% fast on a Zen 5 guest, every later check within 3%
     # of each other and "drifted").
@@ -298,8 +298,8 @@ def run_piece(todo, measure_one, make_row, reference, csv_path, fields, deadline
             w.writeheader()
 
         def flush(ms):
-            levels.append(ms)
             ratio = ms / statistics.median(levels)
+            levels.append(ms)
             drift = abs(ratio - 1) > drift_limit
             for row in pending:
                 row["reference_ratio"] = round(ratio, 4)

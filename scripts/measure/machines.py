@@ -44,7 +44,10 @@ def getconf_caches() -> dict:
     """L1d, L2 and L3 sizes in bytes as CPUID reports them (getconf), for guests whose lscpu shows no cache:
     per core for L1d and L2; L3 is what the hypervisor passes on (seen: a 2-vCPU Zen 5 guest's host socket, 508
     MiB). Levels the machine does not report are left out."""
-    return parse_getconf(subprocess.run(["getconf", "-a"], capture_output=True, text=True).stdout)
+    try:
+        return parse_getconf(subprocess.run(["getconf", "-a"], capture_output=True, text=True).stdout)
+    except OSError:  # no getconf on the machine: nothing reported
+        return {}
 
 
 def parse_getconf(text: str) -> dict:

@@ -122,7 +122,6 @@ class CsvTest(unittest.TestCase):
         done = campaign.done_configs(self.csv, "m", campaign.config_key)
         self.assertEqual(done, {("a", 1, 0, 0, 1), ("b", 1, 0, 0, 1)})
 
-
     def test_the_level_is_every_check_so_far_not_a_fast_start(self):
         refs = iter([9.0, 9.0, 9.0, 10.0, 10.0, 10.1, 9.9])  # a start 10% fast, then a machine steady at 10
         measure = lambda config: {"runs": 10, "median_ms": 1.0, "p10_ms": 0.9, "p90_ms": 1.1, "min_ms": 0.9,
@@ -132,9 +131,19 @@ class CsvTest(unittest.TestCase):
         campaign.run_piece([(m, 1, 0, 0, 1) for m in "abcd"], measure, make_row, lambda: next(refs), self.csv,
                            campaign.FIELDS, deadline=float("inf"), check_every=1, drift_limit=0.03)
         rows = self.rows()
-        # levels [9, 10]: 10 is 5% above their median; then the median is 10 and every check within 1%
-        self.assertEqual([r["drift"] for r in rows], ["1", "0", "0", "0"])
-        self.assertEqual([float(r["reference_ratio"]) for r in rows], [round(10 / 9.5, 4), 1.0, 1.01, 0.99])
+        # level 9, then the median of [9, 10]; from the third check on the median is 10 and every check within 1%
+        self.assertEqual([r["drift"] for r in rows], ["1", "1", "0", "0"])
+        self.assertEqual([float(r["reference_ratio"]) for r in rows], [round(10 / 9, 4), round(10 / 9.5, 4), 1.01, 0.99])
+
+    def test_a_first_check_five_percent_off_is_drift(self):
+        refs = iter([10.0, 10.0, 10.0, 10.5])
+        measure = lambda config: {"runs": 10, "median_ms": 1.0, "p10_ms": 0.9, "p90_ms": 1.1, "min_ms": 0.9,
+                                  "spread": 0.1, "ort_version": "test"}
+        make_row = lambda config, r: {"machine_id": "m", "model": config[0], "family": "f", "batch": 1, "sequence": 0,
+                                      "past_sequence": 0, "threads": 1, "peak_rss_mib": 1.0}
+        campaign.run_piece([("a", 1, 0, 0, 1)], measure, make_row, lambda: next(refs), self.csv, campaign.FIELDS,
+                           deadline=float("inf"), check_every=1, drift_limit=0.03)
+        self.assertEqual([r["drift"] for r in self.rows()], ["1"])
 
     def test_an_unsteady_configuration_is_timed_again_and_the_steadiest_kept(self):
         spreads = {"a": iter([0.5, 0.3, 0.4]), "b": iter([0.1]), "c": iter([0.6, 0.15])}
