@@ -69,8 +69,9 @@ def cache_mib(desc: dict, level: str) -> tuple[float | None, str]:
     """The cache of one instance at `level` ("l2" or "l3") in MiB and where the figure comes from: lscpu's field;
     else, for L2, CPUID's per-core size (getconf, recorded by machines.describe()); else, for L3, the core
     complex's from CORES (a guest's CPUID reports its host socket's whole L3)."""
-    if mib(desc.get(level)):
-        return mib(desc.get(level)), "lscpu"
+    size = mib(desc.get(level))
+    if size:
+        return size, "lscpu"
     got = (desc.get("getconf_caches") or {}).get(level)
     if level == "l2" and got:
         return got / 1048576, "getconf LEVEL2_CACHE_SIZE (CPUID, per core)"

@@ -9,7 +9,8 @@ graphs at their other batches / sequences / threads).
 Drift: a reference configuration (resnet18, batch 1, 1 thread) is timed at the start of a piece and
 again every --check-every configurations; when its median is more than --drift from the piece's level (the
 median of the start's timing and every earlier check's), the rows measured since the last check are marked
-drift=1. A lasting change becomes the level once it has held for more checks than came before it. Rows also carry the 1-minute load average seen when they were taken. Analyses use drift=0 rows only.
+drift=1. A lasting change becomes the level once it has held for more checks than came before it. Rows also
+carry the 1-minute load average seen when they were taken. Analyses use drift=0 rows only.
 
 Steadiness: the reference catches a machine that stays slower, not a tenant that loads it for a few seconds.
 A configuration whose own runs spread more than --max-spread ((p90 - p10) / median) is timed again, up to

@@ -99,72 +99,64 @@ class CsvTest(unittest.TestCase):
         with self.assertRaises(SystemExit):
             campaign.ensure_header(self.csv, campaign.FIELDS)
 
-    def test_piece_marks_drift_and_skips_failures(self):
-        refs = iter([10.0, 10.0, 10.0, 10.1, 13.0])  # start = median of three; then within 3%; then +29% of the level
+    def piece(self, todo, refs, check_every, measure=lambda config: timing(), **steadiness):
+        """Runs a piece of `todo` whose reference times `refs` in turn (the first three are the start's)."""
+        refs = iter(refs)
+        campaign.run_piece(todo, measure, row_of, lambda: next(refs), self.csv, campaign.FIELDS,
+                           deadline=float("inf"), check_every=check_every, drift_limit=0.03, **steadiness)
+        return self.rows()
 
+    def test_piece_marks_drift_and_skips_failures(self):
         def measure(config):
             if config[0] == "broken":
                 raise RuntimeError("Error: unsupported op")
-            return {"runs": 10, "median_ms": 1.0, "p10_ms": 0.9, "p90_ms": 1.1, "min_ms": 0.9, "spread": 0.2,
-                    "ort_version": "test"}
-
-        def make_row(config, r):
-            m, b, s, p, t = config
-            return {"machine_id": "m", "model": m, "family": "f", "batch": b, "sequence": s, "past_sequence": p,
-                    "threads": t, "peak_rss_mib": 1.0}
+            return timing()
 
         todo = [("a", 1, 0, 0, 1), ("broken", 1, 0, 0, 1), ("b", 1, 0, 0, 1), ("c", 1, 0, 0, 1), ("d", 1, 0, 0, 1)]
-        campaign.run_piece(todo, measure, make_row, lambda: next(refs), self.csv, campaign.FIELDS,
-                           deadline=float("inf"), check_every=2, drift_limit=0.03)
-        rows = self.rows()
+        # start = median of three; then within 3%; then +29% of the level
+        rows = self.piece(todo, [10.0, 10.0, 10.0, 10.1, 13.0], check_every=2, measure=measure)
         self.assertEqual([r["model"] for r in rows], ["a", "b", "c", "d"])
         self.assertEqual([r["drift"] for r in rows], ["0", "0", "1", "1"])
         done = campaign.done_configs(self.csv, "m", campaign.config_key)
         self.assertEqual(done, {("a", 1, 0, 0, 1), ("b", 1, 0, 0, 1)})
 
-    def test_the_level_is_every_check_so_far_not_a_fast_start(self):
-        refs = iter([9.0, 9.0, 9.0, 10.0, 10.0, 10.1, 9.9])  # a start 10% fast, then a machine steady at 10
-        measure = lambda config: {"runs": 10, "median_ms": 1.0, "p10_ms": 0.9, "p90_ms": 1.1, "min_ms": 0.9,
-                                  "spread": 0.1, "ort_version": "test"}
-        make_row = lambda config, r: {"machine_id": "m", "model": config[0], "family": "f", "batch": 1, "sequence": 0,
-                                      "past_sequence": 0, "threads": 1, "peak_rss_mib": 1.0}
-        campaign.run_piece([(m, 1, 0, 0, 1) for m in "abcd"], measure, make_row, lambda: next(refs), self.csv,
-                           campaign.FIELDS, deadline=float("inf"), check_every=1, drift_limit=0.03)
-        rows = self.rows()
+    def test_the_level_is_every_earlier_check_not_a_fast_start(self):
+        # a start 10% fast, then a machine steady at 10
+        rows = self.piece([(m, 1, 0, 0, 1) for m in "abcd"], [9.0, 9.0, 9.0, 10.0, 10.0, 10.1, 9.9], check_every=1)
         # level 9, then the median of [9, 10]; from the third check on the median is 10 and every check within 1%
         self.assertEqual([r["drift"] for r in rows], ["1", "1", "0", "0"])
         self.assertEqual([float(r["reference_ratio"]) for r in rows], [round(10 / 9, 4), round(10 / 9.5, 4), 1.01, 0.99])
 
     def test_a_first_check_five_percent_off_is_drift(self):
-        refs = iter([10.0, 10.0, 10.0, 10.5])
-        measure = lambda config: {"runs": 10, "median_ms": 1.0, "p10_ms": 0.9, "p90_ms": 1.1, "min_ms": 0.9,
-                                  "spread": 0.1, "ort_version": "test"}
-        make_row = lambda config, r: {"machine_id": "m", "model": config[0], "family": "f", "batch": 1, "sequence": 0,
-                                      "past_sequence": 0, "threads": 1, "peak_rss_mib": 1.0}
-        campaign.run_piece([("a", 1, 0, 0, 1)], measure, make_row, lambda: next(refs), self.csv, campaign.FIELDS,
-                           deadline=float("inf"), check_every=1, drift_limit=0.03)
-        self.assertEqual([r["drift"] for r in self.rows()], ["1"])
+        rows = self.piece([("a", 1, 0, 0, 1)], [10.0, 10.0, 10.0, 10.5], check_every=1)
+        self.assertEqual([r["drift"] for r in rows], ["1"])
 
     def test_an_unsteady_configuration_is_timed_again_and_the_steadiest_kept(self):
         spreads = {"a": iter([0.5, 0.3, 0.4]), "b": iter([0.1]), "c": iter([0.6, 0.15])}
 
         def measure(config):
             s = next(spreads[config[0]])
-            return {"runs": 10, "median_ms": 1.0 + s, "p10_ms": 0.9, "p90_ms": 1.1, "min_ms": 0.9, "spread": s,
-                    "ort_version": "test"}
-
-        def make_row(config, r):
-            return {"machine_id": "m", "model": config[0], "family": "f", "batch": 1, "sequence": 0,
-                    "past_sequence": 0, "threads": 1, "peak_rss_mib": 1.0}
+            return timing(spread=s, median_ms=1.0 + s)
 
         todo = [("a", 1, 0, 0, 1), ("b", 1, 0, 0, 1), ("c", 1, 0, 0, 1)]
-        campaign.run_piece(todo, measure, make_row, lambda: 10.0, self.csv, campaign.FIELDS, deadline=float("inf"),
-                           check_every=10, drift_limit=0.03, max_spread=0.2, retries=2)
-        rows = {r["model"]: r for r in self.rows()}
+        rows = {r["model"]: r for r in self.piece(todo, [10.0] * 4, check_every=10, measure=measure,
+                                                  max_spread=0.2, retries=2)}
         self.assertEqual(rows["a"]["spread"], "0.3")   # three timings, none steady: the steadiest
         self.assertEqual(rows["b"]["spread"], "0.1")   # steady at once: timed once (its iterator had one)
         self.assertEqual(rows["c"]["spread"], "0.15")  # steady on the second: no third timing
         self.assertEqual(rows["c"]["median_ms"], "1.15")
+
+
+def timing(spread=0.2, median_ms=1.0):
+    """One configuration's timing as measure() returns it."""
+    return {"runs": 10, "median_ms": median_ms, "p10_ms": 0.9, "p90_ms": 1.1, "min_ms": 0.9, "spread": spread,
+            "ort_version": "test"}
+
+
+def row_of(config, r):
+    m, b, s, p, t = config
+    return {"machine_id": "m", "model": m, "family": "f", "batch": b, "sequence": s, "past_sequence": p,
+            "threads": t, "peak_rss_mib": 1.0}
 
 
 class MaterializeTest(unittest.TestCase):
