@@ -10,6 +10,8 @@
 #   stage M    onnxruntime memory (peak RSS of our rows)               -> scripts/calibration/calibrate_ort_memory.py
 #   stage W    the browser family and onnxruntime-web ("this device") -> scripts/calibration/calibrate_browser.py
 #              (writes its own section of docs/accuracy.md and the family's uncertainty, which the report keeps)
+#   stage P    the cpu-probed family: onnxruntime natively on a      -> scripts/calibration/calibrate_cpu_probe.py
+#              probed CPU (`predict --device this-machine`; likewise its own section and uncertainty)
 #   report     held-out accuracy (latency, power, energy) -> docs/accuracy.md, per-family uncertainty
 #              -> weights/roofline.json (last: it scores every stage's constants, stage W's included)
 # Needs ../shared/data/public, the model zoo (scripts/zoo/export_torchvision.py, scripts/zoo/transformers.py)
@@ -27,4 +29,5 @@ bash scripts/build.sh --native-only >/dev/null
 /usr/bin/python3 -m scripts.calibration.calibrate_cpu
 /usr/bin/python3 -m scripts.calibration.calibrate_ort_memory --write
 /usr/bin/python3 -m scripts.calibration.calibrate_browser >/dev/null
+/usr/bin/python3 -m scripts.calibration.calibrate_cpu_probe >/dev/null
 /usr/bin/python3 -m scripts.calibration.evaluate_roofline --write

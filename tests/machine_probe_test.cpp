@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,8 @@
 #include "perfcard/error.h"
 #include "perfcard/json.h"
 #include "perfcard/machine_probe.h"
+#include "perfcard/roofline.h"
+#include "test_util.h"
 
 namespace {
 
@@ -87,4 +90,36 @@ TEST_CASE("an entry made from recorded rates has no block count to state") {
   const auto entry = nlohmann::json::parse(perfcard::probe_device_entry(p, "probe-m1", "m1", "on m1, the median of 5 probes"));
   const std::string source = entry["peak_fp32_gflops"]["source"];
   CHECK(source == "measured on m1, the median of 5 probes: f32 matrix product in cache (PerfCard's probe)");
+}
+
+TEST_CASE("the native entry is a CPU of the cpu-probed family with the one-thread rates times the cores") {
+  perfcard::ProbeResult p;
+  p.gemm_gflops = 25;
+  p.stream_gbs = 20;
+  const auto entry = perfcard::probe_cpu_entry(p, 8, 64, "this-machine", "This machine", "in a test");
+  const auto cat = perfcard::DeviceCatalog::parse(R"({"schema_version": 1, "devices": []})")
+                       .with_devices(perfcard::Json::parse("[" + entry + "]", "the probe's entry"));
+  const perfcard::Device& d = cat.get("this-machine");
+  CHECK(d.kind == "cpu");
+  CHECK(d.arch == perfcard::kProbedCpuArch);
+  CHECK(d.cores.value == 8);
+  CHECK(d.peak(perfcard::Precision::FP32) == Approx(0.2));  // 25 GFLOP/s x 8 cores, in TFLOP/s
+  CHECK(d.memory_bandwidth_gbs.value == Approx(160));
+  CHECK(d.memory_gb.value == Approx(64));  // the machine's RAM: a native onnxruntime has no wasm32 limit
+  CHECK(d.peak_fp32_gflops.source.find("x 8 cores") != std::string::npos);
+  // The shipped constants map the arch to its own family (stage P), not to the catalog CPUs' "cpu".
+  const auto constants = perfcard::RooflineConstants::parse(perfcard::test::read_text(perfcard::test::repo_path("weights/roofline.json")));
+  std::string family;
+  constants.family_of(d, &family);
+  CHECK(family == "cpu-probed");
+  CHECK(constants.accuracy.count("cpu-probed") == 1);
+}
+
+TEST_CASE("the native entry refuses a machine of no cores or no memory") {
+  perfcard::ProbeResult p;
+  p.gemm_gflops = 25;
+  p.stream_gbs = 20;
+  CHECK_THROWS_WITH(perfcard::probe_cpu_entry(p, 0, 64, "m", "m", "t"), Catch::Contains("cores must lie in [1, 4096]"));
+  CHECK_THROWS_WITH(perfcard::probe_cpu_entry(p, 4, 0, "m", "m", "t"), Catch::Contains("memory must be a positive number"));
+  CHECK_THROWS_WITH(perfcard::probe_cpu_entry(p, 4, std::nan(""), "m", "m", "t"), Catch::Contains("memory must be a positive number"));
 }

@@ -153,6 +153,21 @@ TEST_CASE("clock_ratio scales compute peaks only: a compute-bound CPU kernel tak
                     Catch::Contains("'c'.clock_ratio must be > 0"));
 }
 
+TEST_CASE("bandwidth_ratio scales memory bandwidth only: a memory-bound CPU kernel takes 1/ratio the time") {
+  const Chain chain(4096);
+  auto with_ratio = [&](const std::string& ratio) {
+    std::string fam = R"({"gemm_eff_tensor": 1, "gemm_eff_fp32": 1, "conv_eff_tensor": 1, "conv_eff_fp32": 1,
+      "vector_eff": 1, "mem_eff": 1, "k_half": 0, "tile": 0, "launch_us": 0)" + (ratio.empty() ? "" : ", \"bandwidth_ratio\": " + ratio) + "}";
+    return perfcard::RooflineConstants::parse(R"({"format_version": "1.0", "version": "t", "arch_family": {"cpu": "cpu"},
+      "families": {"cpu": )" + fam + R"(}, "runtimes": {"onnxruntime": {"kind": "cpu", "dispatch_us": 0, "context_mb": 0,
+      "workspace_mb": 0, "allocator_overhead": 0}}})");
+  };
+  const double plain = chain.latency(cpu(1), with_ratio(""), "onnxruntime");
+  CHECK(chain.latency(cpu(1), with_ratio("1"), "onnxruntime") == Approx(plain));
+  CHECK(chain.latency(cpu(1), with_ratio("2"), "onnxruntime") == Approx(plain / 2));
+  CHECK_THROWS_WITH(with_ratio("0"), Catch::Contains("'families.cpu.bandwidth_ratio' must be > 0"));
+}
+
 TEST_CASE("shipped constants: no catalog CPU is predicted faster than its own fp32 peak unless its entry says why") {
   // The cpu family's constants are fitted on one machine and shared by every CPU: a factor that belongs to
   // that machine (its boost over the clock its VM reports) would put the others above their peaks.

@@ -38,6 +38,11 @@ std::string best_of(int n, const char* what) {
   return n > 0 ? ", best of " + std::to_string(n) + " " + what : "";
 }
 
+// A measured figure of an entry: its value with where and how it was measured.
+void measured(JsonWriter& w, const char* key, double v, const std::string& where, const std::string& what) {
+  w.key(key).begin_object().field("source", "measured " + where + ": " + what).field("uncertain", true).field("value", v).end();
+}
+
 }  // namespace
 
 ProbeResult probe_machine(const std::function<double()>& now_ms, const ProbeOptions& o) {
@@ -110,9 +115,7 @@ ProbeResult probe_machine(const std::function<double()>& now_ms, const ProbeOpti
 std::string probe_device_entry(const ProbeResult& p, const std::string& id, const std::string& name,
                                const std::string& where) {
   JsonWriter w;
-  auto sourced = [&](const char* key, double v, const std::string& what) {
-    w.key(key).begin_object().field("source", "measured " + where + ": " + what).field("uncertain", true).field("value", v).end();
-  };
+  auto sourced = [&](const char* key, double v, const std::string& what) { measured(w, key, v, where, what); };
   w.begin_object().field("arch", "browser");
   w.key("cores").begin_object()
       .field("source", "one thread: onnxruntime-web's wasm backend without SharedArrayBuffer runs single-threaded")
@@ -128,6 +131,26 @@ std::string probe_device_entry(const ProbeResult& p, const std::string& id, cons
   w.field("name", name);
   sourced("peak_fp32_gflops", p.gemm_gflops,
           "f32 matrix product in cache" + best_of(p.gemm_blocks, "blocks") + " (PerfCard's probe)");
+  w.field("vendor", "unknown").end();
+  return w.take();
+}
+
+std::string probe_cpu_entry(const ProbeResult& p, int cores, double memory_gb, const std::string& id,
+                            const std::string& name, const std::string& where) {
+  if (cores < 1 || cores > 4096) throw option_error("probe: cores must lie in [1, 4096] (got " + std::to_string(cores) + ")");
+  if (!(memory_gb > 0) || !std::isfinite(memory_gb)) throw option_error("probe: the machine's memory must be a positive number of GB");
+  const std::string n = std::to_string(cores);
+  JsonWriter w;
+  w.begin_object().field("arch", kProbedCpuArch);
+  w.key("cores").begin_object().field("source", "the machine's physical cores (SMT siblings once)").field("value", cores).end();
+  w.field("id", id).field("kind", "cpu");
+  measured(w, "memory_bandwidth_gbs", p.stream_gbs * cores, where,
+          "one-thread read over a buffer larger than L3" + best_of(p.stream_passes, "passes") + " (PerfCard's probe) x " + n + " cores");
+  w.key("memory_gb").begin_object().field("source", "the machine's RAM").field("value", memory_gb).end();
+  w.field("name", name);
+  measured(w, "peak_fp32_gflops", p.gemm_gflops * cores, where,
+          "one-thread f32 matrix product in cache" + best_of(p.gemm_blocks, "blocks") + " (PerfCard's probe) x " + n + " cores");
+  w.key("threads").begin_object().field("source", "onnxruntime's default: one thread per physical core").field("value", cores).end();
   w.field("vendor", "unknown").end();
   return w.take();
 }

@@ -301,7 +301,8 @@ RooflineResult roofline_latency(const KernelPlan& plan, const Device& device, co
     bandwidth_scale *= share;
   }
   const double sms = device.sm_count.present ? device.sm_count.value * compute_scale : 0;
-  const double bw = device.memory_bandwidth_gbs.present ? device.memory_bandwidth_gbs.value * 1e9 * bandwidth_scale : 0;
+  const double bw = device.memory_bandwidth_gbs.present
+                        ? device.memory_bandwidth_gbs.value * 1e9 * bandwidth_scale * fam.bandwidth_ratio : 0;
   const bool bw_known = bw > 0;
   if (!bw_known)
     r.warnings.push_back("the catalog has no memory bandwidth for '" + device.id + "': memory time is not counted (compute and dispatch only)");

@@ -395,10 +395,12 @@ def main(argv=None) -> int:
         + (sorted(set(table.device_id[table.source == "onnxruntime-web (ours, probed)"])) if fam == "browser" else [])
         for fam in doc["families"]}
     acc = family_accuracy(table, family_devices)
-    # The browser family's figure is stage W's where it wrote one: calibrate_browser (run before this report
-    # by scripts/calibrate.sh) owns it (held-out families of its fit, or leaving each machine out).
-    if "stage W" in doc.get("accuracy", {}).get("browser", {}).get("source", ""):
-        acc["browser"] = doc["accuracy"]["browser"]
+    # The probed families' figures are their stages' where they wrote one: calibrate_browser (stage W) and
+    # calibrate_cpu_probe (stage P), run before this report by scripts/calibrate.sh, own them (held-out
+    # families of their fit, or leaving each machine out); no catalog device is of either family.
+    for fam, stage in (("browser", "stage W"), ("cpu-probed", "stage P")):
+        if stage in doc.get("accuracy", {}).get(fam, {}).get("source", ""):
+            acc[fam] = doc["accuracy"][fam]
     doc["accuracy"] = acc
     host_entry, host_lines = host_bound_section(constants)
     # Eager's entry is this report's; other runtimes' are their stages' (stage H: pytorch-cuda-graphs).

@@ -98,3 +98,27 @@ def probe_native(runs: int = 5, cli: str = paths.CLI) -> dict:
     return {"gemm_gflops": statistics.median(r["gemm_gflops"] for r in got),
             "stream_gbs": statistics.median(r["stream_gbs"] for r in got), "runs": got,
             "timestamp": datetime.datetime.now().isoformat(timespec="seconds")}
+
+
+PROBED_PREFIX = "probed-"
+
+
+def probed_entries(described: dict | None = None) -> dict[str, dict]:
+    """{machine_id: its "cpu-probed" device entry} for every described machine with a native probe: the entry
+    `perfcard predict --device this-machine` makes of the machine it runs on, from the probe's median recorded
+    here (probe_native) and the machine's cores and RAM. The core writes each (`perfcard probe --cpu --rates`),
+    so the fit of the cpu-probed family (scripts/calibration/calibrate_cpu_probe.py) and the CLI share one writer."""
+    from scripts.roofline import perfcard_eval
+    described = load() if described is None else described
+    out = {}
+    for mid, d in sorted(described.items()):
+        probe = d.get("native_probe")
+        if not probe:
+            continue
+        cores = int(d["cpus"]) // max(1, int(d.get("threads_per_core") or 1))
+        cmd = [perfcard_eval.cli(), "probe", "--cpu", "--rates", f"{probe['gemm_gflops']!r},{probe['stream_gbs']!r}",
+               "--cores", str(cores), "--memory-gb", repr(int(d["mem_total_kib"]) * 1024 / 1e9),
+               "--id", PROBED_PREFIX + mid, "--name", f"{mid} (native probe)",
+               "--where", f"on {mid}, the median of {len(probe.get('runs', [])) or 'its'} probes (data/measured/machines.json)"]
+        out[mid] = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["device"]
+    return out

@@ -391,6 +391,39 @@ describe('perfcard probe', () => {
     assert.equal(bad.status, 1);
     assert.equal(bad.stderr.trim(), "perfcard: error: --gemm-ms expects a number, got 'abc'");
   });
+
+  test('--cpu: the entry for onnxruntime natively, the rates times the cores, its CPUs probed one by one', { skip: noCli }, () => {
+    const given = spawnSync(cli, ['probe', '--cpu', '--rates', '25,20', '--cores', '4', '--memory-gb', '16'], { encoding: 'utf8' });
+    assert.equal(given.status, 0, given.stderr);
+    const entry = JSON.parse(given.stdout).device;
+    assert.equal(entry.id, 'this-machine');
+    assert.equal(entry.arch, 'cpu-probed');
+    assert.equal(entry.peak_fp32_gflops.value, 100);
+    assert.equal(entry.memory_bandwidth_gbs.value, 80);
+    assert.equal(entry.memory_gb.value, 16);
+    const probed = spawnSync(cli, ['probe', '--cpu', '--json', '--gemm-ms', '20', '--stream-ms', '10'], { encoding: 'utf8' });
+    assert.equal(probed.status, 0, probed.stderr);
+    const doc = JSON.parse(probed.stdout);
+    assert.match(doc.device.peak_fp32_gflops.source, /the fastest of one probe per CPU \(CPU \d+ /);
+    assert.ok(doc.device.cores.value >= 1 && doc.device.memory_gb.value > 0);
+    const stray = spawnSync(cli, ['probe', '--cores', '4'], { encoding: 'utf8' });
+    assert.equal(stray.status, 1);
+    assert.match(stray.stderr, /--cores and --memory-gb describe the machine for --cpu's entry/);
+  });
+
+  test('predict --device this-machine probes the machine and predicts it with the cpu-probed family', { skip: noCli }, () => {
+    const r = spawnSync(cli, ['predict', join(root, 'tests', 'data', 'models', 'resnet18.onnx'), '--device',
+      'this-machine,cpu-build-vm-amd-epyc-zen4', '--batch', '1', '--json'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /perfcard: probed this-machine \(\d+ cores\): the fastest of one probe per CPU/);
+    const doc = JSON.parse(r.stdout);
+    const row = doc.predictions.find((p) => p.device === 'this-machine');
+    assert.ok(row && row.latency_ms > 0);
+    assert.equal(row.runtime, 'onnxruntime');
+    // No learned predictor trained on a probed CPU: auto leaves it to the roofline, whose uncertainty is stage P's.
+    assert.equal(row.predictor.name, 'roofline');
+    assert.ok(row.uncertainty > 0.1 && row.uncertainty < 1, `uncertainty ${row.uncertainty}`);
+  });
 });
 
 describe('re-prediction speed', () => {

@@ -1,5 +1,5 @@
 // "This device": a short measurement of the machine the code runs on, for a machine no catalog describes
-// (the visitor's own, in the page). It measures achieved rates, not peaks: a cache-resident f32 matrix
+// (the visitor's own, in the page; natively, `perfcard probe --cpu`, the machine the CLI runs on). It measures achieved rates, not peaks: a cache-resident f32 matrix
 // product (GFLOP/s) and a read over a buffer larger than any L3 (GB/s), one thread. The roofline family
 // `browser` (weights/roofline.json) holds what onnxruntime-web reaches of these rates, fitted on machines
 // where both were measured (scripts/calibration/calibrate_browser.py).
@@ -41,5 +41,17 @@ inline constexpr double kWasm32AddressSpaceGb = 4294967296.0 / 1e9;
 // sources; a probe with no block or pass count (a median of recorded probes) leaves "best of" out. Written with JsonWriter: the page's module carries it, and a tree of nlohmann objects costs it KBs.
 std::string probe_device_entry(const ProbeResult& probe, const std::string& id, const std::string& name,
                                const std::string& where);
+
+// The machine as onnxruntime runs on it natively: `cores` cores (the CPUs onnxruntime's threads spread over)
+// and `memory_gb` of RAM. The fp32 peak and the bandwidth are the probe's one-thread rates times the cores,
+// achieved rates as in the browser's entry, so the entry's arch is "cpu-probed": the roofline family of
+// that name (weights/roofline.json, stage P) holds what onnxruntime's kernels reach of them, fitted on
+// machines PerfCard measured with onnxruntime-node and probed, and its uncertainty is that fit's error on a
+// machine left out of it. Throws Error on cores outside [1, 4096] or a memory that is not positive.
+std::string probe_cpu_entry(const ProbeResult& probe, int cores, double memory_gb, const std::string& id,
+                            const std::string& name, const std::string& where);
+
+// The arch (and roofline family) of probe_cpu_entry's entries.
+inline constexpr const char* kProbedCpuArch = "cpu-probed";
 
 }  // namespace perfcard

@@ -34,6 +34,10 @@ struct FamilyConstants {
   // Sustained over catalog clock: CPU catalog peaks are derived at the base (or VM-reported) clock, while
   // a lightly loaded core runs at boost. Multiplies every compute peak of the family; 1 when omitted.
   double clock_ratio = 1;
+  // The same for memory bandwidth. A family whose devices carry measured rates instead of datasheet figures
+  // (cpu-probed: the one-thread read of PerfCard's probe times the cores) maps the measured read to what
+  // onnxruntime's kernels stream; 1 when omitted.
+  double bandwidth_ratio = 1;
 };
 
 // How a runtime turns a graph into kernels and what it costs to issue them.
