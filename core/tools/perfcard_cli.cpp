@@ -553,7 +553,11 @@ int run_probe(const std::vector<std::string>& args) {
     else if (a == "--name" && i + 1 < args.size()) name = args[++i];
     else if (a == "--where" && i + 1 < args.size()) where = args[++i];
     else if (a == "--cpu") cpu = true;
-    else if (a == "--cores" && i + 1 < args.size()) cores = int(perfcard::number_option(args[++i], "cores", a));
+    else if (a == "--cores" && i + 1 < args.size()) {
+      const double n = perfcard::number_option(args[++i], "cores", a);
+      if (!(n >= 1 && n <= 4096) || n != std::floor(n)) throw perfcard::option_error("--cores takes a whole number in [1, 4096]");
+      cores = int(n);
+    }
     else if (a == "--memory-gb" && i + 1 < args.size()) memory_gb = perfcard::number_option(args[++i], "memory_gb", a);
     else if (a == "-h" || a == "--help") return usage(std::cout, 0);
     else { std::cerr << "perfcard: unknown option '" << a << "'\n"; return usage(std::cerr, 2); }

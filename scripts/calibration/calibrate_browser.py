@@ -122,25 +122,32 @@ def score_rows(df, constants, cat):
 def unseen_machines(doc, rows, cat):
     """Leave one machine out: stage W fitted on the other machines' training families and scored on every
     row of one machine (and on its held-out families alone). A visitor's machine is always one the fit never
-    saw, so this, not the held-out families of the machines it saw, is the "this device" row's error.
-    {machine_id: {"all": figures, "held_out_families": figures, "fitted_on": [machine ids], "fit_rows",
-    "fit_families", "counts"}}; empty with fewer than two machines. A machine `counts` towards the pooled
-    figure when the fit without it had MIN_FIT_ROWS rows of MIN_FIT_FAMILIES families and it has MIN_HELD_ROWS
-    held-out rows: a fit on a handful of rows, or two rows scored, would say little of a visitor's machine."""
+    saw, so this, not the held-out families of the machines it saw, is the "this device" row's error."""
+    return leave_each_machine_out(rows, lambda others: fit_constants(doc, others, cat)[0],
+                                  lambda df, constants: score_rows(df, constants, cat))
+
+
+def leave_each_machine_out(rows, fit, score, describe=lambda constants: {}):
+    """Each machine of `rows` left out in turn (stages W and P): `fit`(the other machines' training-family rows)
+    -> constants, `score`(rows, constants) -> figures or None. {machine_id: {"all": figures, "held_out_families":
+    figures, "fitted_on": [machine ids], "fit_rows", "fit_families", "counts", **describe(constants)}}; empty
+    with fewer than two machines. A machine `counts` towards the pooled figure when the fit without it had
+    MIN_FIT_ROWS rows of MIN_FIT_FAMILIES families and it has MIN_HELD_ROWS held-out rows: a fit on a handful
+    of rows, or two rows scored, would say little of an unseen machine."""
     out = {}
     machines = sorted(rows.machine_id.unique())
     for m in machines if len(machines) > 1 else []:
         others = rows[(rows.machine_id != m) & (rows.split == "train")].reset_index(drop=True)
         if len(others) < 5:
             continue
-        constants, _, _ = fit_constants(doc, others, cat)
+        constants = fit(others)
         mine = rows[rows.machine_id == m].reset_index(drop=True)
         held = mine[mine.split == "test"].reset_index(drop=True)
-        out[m] = {"all": score_rows(mine, constants, cat), "held_out_families": score_rows(held, constants, cat),
+        out[m] = {"all": score(mine, constants), "held_out_families": score(held, constants),
                   "fitted_on": sorted(set(others.machine_id)), "fit_rows": int(len(others)),
                   "fit_families": int(others.family.nunique()),
                   "counts": bool(len(others) >= MIN_FIT_ROWS and others.family.nunique() >= MIN_FIT_FAMILIES
-                                 and len(held) >= MIN_HELD_ROWS)}
+                                 and len(held) >= MIN_HELD_ROWS), **describe(constants)}
     return out
 
 

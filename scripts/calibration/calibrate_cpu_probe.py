@@ -32,7 +32,7 @@ import pandas as pd
 from scipy.optimize import minimize
 
 from scripts import paths
-from scripts.calibration.calibrate_browser import MIN_FIT_FAMILIES, MIN_FIT_ROWS, MIN_HELD_ROWS, pooled
+from scripts.calibration.calibrate_browser import leave_each_machine_out, pooled
 from scripts.calibration.calibrate_cpu import fit_sample, metrics
 from scripts.measure import machines
 from scripts.roofline import cpu_rows
@@ -109,24 +109,11 @@ def score(df: pd.DataFrame, constants: dict, catalog: dict) -> dict | None:
 
 
 def unseen_machines(doc: dict, df: pd.DataFrame, catalog: dict) -> dict:
-    """Each machine left out in turn: fitted on the other machines' training families, scored on its held-out
-    families (and on all its rows). Empty with fewer than two machines. `counts` as in stage W."""
-    out = {}
-    ids = sorted(df.machine_id.unique())
-    for m in ids if len(ids) > 1 else []:
-        others = df[(df.machine_id != m) & (df.split == "train")].reset_index(drop=True)
-        if len(others) < 5:
-            continue
-        constants, _, _ = fit(doc, others, catalog)
-        mine = df[df.machine_id == m].reset_index(drop=True)
-        held = mine[mine.split == "test"].reset_index(drop=True)
-        out[m] = {"all": score(mine, constants, catalog), "held_out_families": score(held, constants, catalog),
-                  "fitted_on": sorted(set(others.machine_id)), "fit_rows": int(len(others)),
-                  "fit_families": int(others.family.nunique()),
-                  "fitted": {k: round(constants["families"][FAMILY][k], 4) for k in FITTED},
-                  "counts": bool(len(others) >= MIN_FIT_ROWS and others.family.nunique() >= MIN_FIT_FAMILIES
-                                 and len(held) >= MIN_HELD_ROWS)}
-    return out
+    """Each machine left out in turn (fitted on the other machines' training families, scored on its held-out
+    families and on all its rows), with the ratios fitted without it."""
+    return leave_each_machine_out(
+        df, lambda others: fit(doc, others, catalog)[0], lambda rows, constants: score(rows, constants, catalog),
+        lambda constants: {"fitted": {k: round(constants["families"][FAMILY][k], 4) for k in FITTED}})
 
 
 def calibrate(doc: dict) -> tuple[dict, dict]:

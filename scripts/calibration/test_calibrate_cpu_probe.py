@@ -5,8 +5,11 @@ import math
 import os
 import unittest
 
+import pandas as pd
+
 from scripts import paths
 from scripts.calibration import calibrate_cpu_probe as stage_p
+from scripts.calibration.calibrate_browser import leave_each_machine_out
 from scripts.calibration import evaluate_cpu_machines
 from scripts.measure import machines
 
@@ -79,6 +82,32 @@ class Family(unittest.TestCase):
         self.assertTrue(text.startswith(stage_p.BEGIN) and text.endswith(stage_p.END))
         self.assertIn("| a left out: its held-out families | b (ratios 8.00, 1.20) | 10 | 30.0% | 25.0% | +10.0% | 0.90 |", text)
         self.assertIn("30.0% MAPE on 20 rows", text)
+
+
+class LeaveEachMachineOut(unittest.TestCase):
+    def test_each_fit_sees_only_the_other_machines_training_rows(self):
+        # a: 40 training rows of 8 families, 6 held out; b: 10 training rows of 2 families, 6 held out.
+        rows = pd.DataFrame(
+            [{"machine_id": "a", "family": f"f{i % 8}", "split": "train"} for i in range(40)]
+            + [{"machine_id": "a", "family": "h", "split": "test"}] * 6
+            + [{"machine_id": "b", "family": f"f{i % 2}", "split": "train"} for i in range(10)]
+            + [{"machine_id": "b", "family": "h", "split": "test"}] * 6)
+        seen = {}
+
+        def fit(others):
+            seen[len(seen)] = sorted(set(zip(others.machine_id, others.split)))
+            return {"machines": sorted(set(others.machine_id))}
+
+        out = leave_each_machine_out(rows, fit, lambda df, c: {"rows": len(df), "fit_on": c["machines"]},
+                                     lambda c: {"fitted": c["machines"]})
+        self.assertEqual(seen, {0: [("b", "train")], 1: [("a", "train")]})
+        self.assertEqual(out["a"]["all"], {"rows": 46, "fit_on": ["b"]})
+        self.assertEqual(out["a"]["held_out_families"]["rows"], 6)
+        self.assertEqual(out["a"]["fitted"], ["b"])
+        # a's fit (b's 10 rows of 2 families) is too small to speak for a new machine; b's (a's 40 of 8) is not.
+        self.assertFalse(out["a"]["counts"])
+        self.assertTrue(out["b"]["counts"])
+        self.assertEqual(leave_each_machine_out(rows[rows.machine_id == "a"], fit, lambda df, c: None), {})
 
 
 if __name__ == "__main__":

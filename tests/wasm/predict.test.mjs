@@ -406,6 +406,11 @@ describe('perfcard probe', () => {
     const doc = JSON.parse(probed.stdout);
     assert.match(doc.device.peak_fp32_gflops.source, /the fastest of one probe per CPU \(CPU \d+ /);
     assert.ok(doc.device.cores.value >= 1 && doc.device.memory_gb.value > 0);
+    for (const cores of ['0', '2.5', '1e20']) {
+      const absurd = spawnSync(cli, ['probe', '--cpu', '--rates', '25,20', '--cores', cores], { encoding: 'utf8' });
+      assert.equal(absurd.status, 1, cores);
+      assert.match(absurd.stderr, /--cores takes a whole number in \[1, 4096\]/);
+    }
     const stray = spawnSync(cli, ['probe', '--cores', '4'], { encoding: 'utf8' });
     assert.equal(stray.status, 1);
     assert.match(stray.stderr, /--cores and --memory-gb describe the machine for --cpu's entry/);
