@@ -76,3 +76,21 @@ class DeviceEntry(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class MachineRatios(unittest.TestCase):
+    def test_ratios_on_shared_configurations_with_the_probes(self):
+        def row(m, model, batch, ms):
+            return {"machine_id": m, "model": model, "batch": batch, "sequence": 0, "past_sequence": 0, "threads": 1,
+                    "median_ms": ms}
+        rows = pd.DataFrame(
+            [row("slow", f"m{i}", 1, 30.0) for i in range(6)] + [row("slow", "extra", 1, 5.0)]
+            + [row("fast", f"m{i}", 1, 10.0) for i in range(6)]
+            + [row("slow", f"transformers/t{i}", 1, 8.0) for i in range(3)]
+            + [row("fast", f"transformers/t{i}", 1, 4.0) for i in range(3)])
+        described = {"slow": {"native_probe": {"gemm_gflops": 10.0, "stream_gbs": 10.0}},
+                     "fast": {"native_probe": {"gemm_gflops": 25.0, "stream_gbs": 20.0}}}
+        out = ecm.machine_ratios(rows, described)
+        # Pairs in name order: "fast" / "slow"; "extra" ran on one machine only; three transformers are too few.
+        self.assertEqual(out[2:], ["| fast / slow | image models | 6 | 0.33 | 0.33-0.33 | 0.40 | 0.50 |"])
+        self.assertIn("- | - |", ecm.machine_ratios(rows, {"slow": described["slow"]})[2])
