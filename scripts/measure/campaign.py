@@ -10,7 +10,8 @@ Drift: a reference configuration (resnet18, batch 1, 1 thread) is timed at the s
 again every --check-every configurations; when its median is more than --drift from the piece's level (the
 median of the start's timing and every earlier check's), the rows measured since the last check are marked
 drift=1. A lasting change becomes the level once it has held for more checks than came before it. Rows also
-carry the 1-minute load average seen when they were taken. Analyses use drift=0 rows only.
+carry the 1-minute load average seen when they were taken, their check's reference time (reference_ms) and
+their piece (its start time), so drift can be judged again later. Analyses use drift=0 rows only.
 
 Steadiness: the reference catches a machine that stays slower, not a tenant that loads it for a few seconds.
 A configuration whose own runs spread more than --max-spread ((p90 - p10) / median) is timed again, up to
@@ -42,7 +43,10 @@ ZOO = paths.ZOO_OUT
 OUT_DIR = paths.MEASURED
 CSV = os.path.join(OUT_DIR, "cpu_ort_node.csv")
 FIELDS = ["timestamp", "machine_id", "model", "family", "batch", "sequence", "past_sequence", "threads", "runs", "median_ms",
-          "p10_ms", "p90_ms", "min_ms", "spread", "peak_rss_mib", "ort_version", "load_1m", "reference_ratio", "drift"]
+          "p10_ms", "p90_ms", "min_ms", "spread", "peak_rss_mib", "ort_version", "load_1m", "reference_ratio", "drift",
+          "reference_ms", "piece"]
+# Columns older rows never had: left empty when a file gains them (0 would be a figure never taken).
+NEVER_TAKEN = ("reference_ms", "piece")
 REFERENCE = ("resnet18", 1, 0, 0, 1)
 
 
@@ -221,9 +225,10 @@ def print_coverage(models, csv_path, machine_id, max_gflop):
         print(f"{s:13s} {len(first):6d}  {n_first:8d} / {len(first):<6d}  {sum(c in done for c in plan):9d} / {len(plan)}")
 
 
-def ensure_header(csv_path, fields, restval="0"):
+def ensure_header(csv_path, fields, restval="0", blank=NEVER_TAKEN):
     """Rewrites an existing CSV whose header lacks columns added since, `restval` in the old rows (0 for this
-    campaign's numbers; empty where 0 would be a wrong figure, as a count never taken)."""
+    campaign's numbers; empty where 0 would be a wrong figure, as a count never taken), and empty in the columns
+    `blank` names whatever restval is."""
     if not os.path.exists(csv_path):
         return
     with open(csv_path, newline="") as f:
@@ -234,6 +239,10 @@ def ensure_header(csv_path, fields, restval="0"):
     extra = set(rows[0]) - set(fields) if rows else set()
     if extra:
         raise SystemExit(f"{csv_path}: columns {sorted(extra)} are not in this campaign's fields")
+    for row in rows:
+        for col in blank:
+            if col in fields:
+                row.setdefault(col, "")
     tmp = csv_path + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, restval=restval)
@@ -292,6 +301,9 @@ def run_piece(todo, measure_one, make_row, reference, csv_path, fields, deadline
     # drifted (seen: a start 5-7% slow on the build VM; 9% fast on a Zen 5 guest, every later check within 3%
     # of each other and "drifted").
     levels = [statistics.median(reference() for _ in range(3))]
+    # Each row keeps its check's reference time and its piece (the piece's start), so an analysis can judge
+    # drift again afterwards, e.g. against the piece's final level instead of the level when it was written.
+    piece = datetime.datetime.now().isoformat(timespec="seconds")
     pending = []
     with open(csv_path, "a", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
@@ -305,6 +317,8 @@ def run_piece(todo, measure_one, make_row, reference, csv_path, fields, deadline
             for row in pending:
                 row["reference_ratio"] = round(ratio, 4)
                 row["drift"] = int(drift)
+                row["reference_ms"] = round(ms, 4)
+                row["piece"] = piece
                 w.writerow(row)
             f.flush()
             pending.clear()
@@ -324,7 +338,8 @@ def run_piece(todo, measure_one, make_row, reference, csv_path, fields, deadline
                         "median_ms": round(r["median_ms"], 4), "p10_ms": round(r["p10_ms"], 4),
                         "p90_ms": round(r["p90_ms"], 4), "min_ms": round(r["min_ms"], 4),
                         "spread": round(r["spread"], 4), "ort_version": r["ort_version"],
-                        "load_1m": round(os.getloadavg()[0], 2), "reference_ratio": "", "drift": ""})
+                        "load_1m": round(os.getloadavg()[0], 2), "reference_ratio": "", "drift": "",
+                        "reference_ms": "", "piece": ""})
             pending.append(row)
             print(f"{' '.join(str(c) for c in config):40s} {r['median_ms']:9.2f} ms spread {r['spread']:.3f}", flush=True)
             if len(pending) >= check_every:

@@ -127,6 +127,22 @@ class CsvTest(unittest.TestCase):
         self.assertEqual([r["drift"] for r in rows], ["1", "1", "0", "0"])
         self.assertEqual([float(r["reference_ratio"]) for r in rows], [round(10 / 9, 4), round(10 / 9.5, 4), 1.01, 0.99])
 
+    def test_rows_keep_their_checks_reference_time_and_piece(self):
+        rows = self.piece([(m, 1, 0, 0, 1) for m in "abc"], [10.0, 10.0, 10.0, 10.2, 12.5], check_every=2)
+        self.assertEqual([float(r["reference_ms"]) for r in rows], [10.2, 10.2, 12.5])
+        self.assertEqual(len({r["piece"] for r in rows}), 1)
+        self.assertRegex(rows[0]["piece"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$")
+
+    def test_old_rows_gain_empty_reference_times(self):
+        old = [f for f in campaign.FIELDS if f not in campaign.NEVER_TAKEN]
+        with open(self.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=old)
+            w.writeheader()
+            w.writerow({k: "7" for k in old})
+        campaign.ensure_header(self.csv, campaign.FIELDS)
+        row = self.rows()[0]
+        self.assertEqual((row["reference_ms"], row["piece"], row["drift"]), ("", "", "7"))
+
     def test_a_first_check_five_percent_off_is_drift(self):
         rows = self.piece([("a", 1, 0, 0, 1)], [10.0, 10.0, 10.0, 10.5], check_every=1)
         self.assertEqual([r["drift"] for r in rows], ["1"])
