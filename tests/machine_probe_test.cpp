@@ -115,6 +115,22 @@ TEST_CASE("the native entry is a CPU of the cpu-probed family with the one-threa
   CHECK(constants.accuracy.count("cpu-probed") == 1);
 }
 
+TEST_CASE("constants without a probed entry's family refuse it instead of timing its rates as peaks") {
+  perfcard::ProbeResult p;
+  p.gemm_gflops = 25;
+  p.stream_gbs = 20;
+  const auto cat = perfcard::DeviceCatalog::parse(R"({"schema_version": 1, "devices": []})")
+                       .with_devices(perfcard::Json::parse("[" + perfcard::probe_cpu_entry(p, 2, 8, "m", "m", "t") + ", " +
+                                                               perfcard::probe_device_entry(p, "d", "d", "t") + "]", "entries"));
+  const std::string fam = R"({"gemm_eff_tensor": 1, "gemm_eff_fp32": 1, "conv_eff_tensor": 1, "conv_eff_fp32": 1,
+      "vector_eff": 1, "mem_eff": 1, "k_half": 0, "tile": 0, "launch_us": 0})";
+  const auto older = perfcard::RooflineConstants::parse(R"({"format_version": "1.0", "version": "t",
+    "arch_family": {"cpu": "cpu"}, "families": {"cpu": )" + fam + R"(}, "runtimes": {"onnxruntime": {"kind": "cpu",
+    "dispatch_us": 0, "context_mb": 0, "workspace_mb": 0, "allocator_overhead": 0}}})");
+  CHECK_THROWS_WITH(older.family_of(cat.get("m")), Catch::Contains("no 'cpu-probed' family for the probed device 'm'"));
+  CHECK_THROWS_WITH(older.family_of(cat.get("d")), Catch::Contains("no 'browser' family for the probed device 'd'"));
+}
+
 TEST_CASE("the native entry refuses a machine of no cores or no memory") {
   perfcard::ProbeResult p;
   p.gemm_gflops = 25;

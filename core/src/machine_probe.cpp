@@ -115,22 +115,21 @@ ProbeResult probe_machine(const std::function<double()>& now_ms, const ProbeOpti
 std::string probe_device_entry(const ProbeResult& p, const std::string& id, const std::string& name,
                                const std::string& where) {
   JsonWriter w;
-  auto sourced = [&](const char* key, double v, const std::string& what) { measured(w, key, v, where, what); };
-  w.begin_object().field("arch", "browser");
+  w.begin_object().field("arch", kBrowserArch);
   w.key("cores").begin_object()
       .field("source", "one thread: onnxruntime-web's wasm backend without SharedArrayBuffer runs single-threaded")
       .field("value", 1).end();
   w.field("id", id).field("kind", "cpu");
-  sourced("memory_bandwidth_gbs", p.stream_gbs,
-          "one-thread read over a buffer larger than L3" + best_of(p.stream_passes, "passes") + " (PerfCard's probe)");
+  measured(w, "memory_bandwidth_gbs", p.stream_gbs, where,
+           "one-thread read over a buffer larger than L3" + best_of(p.stream_passes, "passes") + " (PerfCard's probe)");
   // Not the machine's RAM: onnxruntime-web's wasm backend is a wasm32 module, so weights, activations and
   // its own heap share one 32-bit address space whatever the machine has. A model beyond it does not fit.
   w.key("memory_gb").begin_object()
       .field("source", "the wasm32 address space (2^32 bytes), the most onnxruntime-web's wasm backend can hold")
       .field("value", kWasm32AddressSpaceGb).end();
   w.field("name", name);
-  sourced("peak_fp32_gflops", p.gemm_gflops,
-          "f32 matrix product in cache" + best_of(p.gemm_blocks, "blocks") + " (PerfCard's probe)");
+  measured(w, "peak_fp32_gflops", p.gemm_gflops, where,
+           "f32 matrix product in cache" + best_of(p.gemm_blocks, "blocks") + " (PerfCard's probe)");
   w.field("vendor", "unknown").end();
   return w.take();
 }

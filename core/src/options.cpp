@@ -27,16 +27,6 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-// A whole number in [lo, hi]: 1.5 or 1e300 is refused, never rounded or wrapped into something else.
-std::int64_t whole_option(const Json& v, const std::string& key, const std::string& flag, std::int64_t lo,
-                          std::int64_t hi) {
-  const double x = number_option(v, key, flag);
-  if (x != std::floor(x) || x < double(lo) || x > double(hi))
-    throw option_error(flag + " expects a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                       ", got " + (v.is_string() ? v.as_string() : v.dump()));
-  return std::int64_t(x);
-}
-
 std::string string_option(const Json& v, const std::string& key) {
   if (!v.is_string()) throw option_error("option '" + key + "' must be a string");
   return v.as_string();
@@ -90,6 +80,15 @@ double number_option(const Json& v, const std::string& key, const std::string& f
   }
   if (!std::isfinite(x)) throw option_error(flag + " expects a finite number, got " + v.dump());
   return x;
+}
+
+std::int64_t whole_option(const Json& v, const std::string& key, const std::string& flag, std::int64_t lo,
+                          std::int64_t hi) {
+  const double x = number_option(v, key, flag);
+  if (x != std::floor(x) || x < double(lo) || x > double(hi))
+    throw option_error(flag + " expects a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                       ", got " + (v.is_string() ? v.as_string() : v.dump()));
+  return std::int64_t(x);
 }
 
 AnalyzeRequest analyze_options_from_json(const Json& j) {

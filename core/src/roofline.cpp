@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "perfcard/error.h"
+#include "perfcard/machine_probe.h"
 #include "perfcard/op_registry.h"
 
 namespace perfcard {
@@ -18,6 +19,11 @@ const FamilyConstants& RooflineConstants::family_of(const Device& d, std::string
     if (d.arch.starts_with(arch) || d.id.starts_with(arch) || arch == d.kind) best = &entry;
   }
   if (!best) throw data_error("roofline constants have no family for device '" + d.id + "' (arch '" + d.arch + "')");
+  // A probed machine's rates are not peaks: the catalog CPUs' family would time it about 8x too slow
+  // (constants older than its stage, given with --constants, lack its family).
+  if ((d.arch == kBrowserArch || d.arch == kProbedCpuArch) && best->second != d.arch)
+    throw data_error("roofline constants have no '" + d.arch + "' family for the probed device '" + d.id +
+                     "' (its rates are measured, not peaks; constants of an older build?)");
   if (name) *name = best->second;
   return families.at(best->second);
 }

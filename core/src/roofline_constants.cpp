@@ -65,7 +65,7 @@ RooflineConstants RooflineConstants::parse(std::string_view text) {
     // Optional, so that constants written before the L2 term stay readable (format 1.x).
     if (f.contains("l2_bw_ratio")) fc.l2_bw_ratio = num(f, "l2_bw_ratio", w);
     if (f.contains("clock_ratio")) fc.clock_ratio = num(f, "clock_ratio", w);
-    if (f.contains("bandwidth_ratio")) fc.bandwidth_ratio = num(f, "bandwidth_ratio", w);
+    if (f.contains("bandwidth_ratio")) fc.bandwidth_ratio = num(f, "bandwidth_ratio", w);  // format 1.1
     if (fc.clock_ratio <= 0) throw data_error("roofline constants: '" + w + ".clock_ratio' must be > 0");
     if (fc.bandwidth_ratio <= 0) throw data_error("roofline constants: '" + w + ".bandwidth_ratio' must be > 0");
     if (fc.l2_bw_ratio < 1) throw data_error("roofline constants: '" + w + ".l2_bw_ratio' must be >= 1 (L2 is not slower than DRAM)");

@@ -20,6 +20,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -98,9 +99,9 @@ int usage(std::ostream& os, int code) {
         "       perfcard probe [--json] [--gemm-ms X] [--stream-ms X]   (this machine's rates, as the page measures them)\n"
         "       perfcard probe --rates GFLOPS,GBS [--id ID] [--name NAME] [--where WORDS]\n"
         "                                    (the device entry for rates measured before: no probe runs)\n"
-        "       perfcard probe --cpu [--rates GFLOPS,GBS] [--cores N] [--memory-gb X] [...]\n"
-        "                                    (the entry for onnxruntime natively on this machine; predict's\n"
-        "                                     --device this-machine probes and adds it by itself)\n"
+        "       perfcard probe --cpu [--json] [--rates GFLOPS,GBS] [--cores N] [--memory-gb X] [...]\n"
+        "                                    (the entry for onnxruntime natively on this machine, from the median\n"
+        "                                     of 5 probes; predict's --device this-machine probes and adds it)\n"
         "\n"
         "  --dim NAME=VALUE  bind a symbolic input dim (e.g. --dim batch=8 --dim sequence=128);\n"
         "                    unbound dims default to 1 with a warning\n"
@@ -115,7 +116,8 @@ int usage(std::ostream& os, int code) {
         "  --weights DIR     read learned predictor files from DIR (checked against DIR/manifest.json)\n"
         "  --json            print the JSON document (schemas: docs/analyze-json.md, docs/predict-json.md)\n"
         "  --devices FILE / --carbon FILE / --constants FILE  use these data files instead of the embedded ones\n"
-        "  --extra-devices FILE  add devices the catalog lacks (entries of its schema; name them with --device)\n";
+        "  --extra-devices FILE  add devices the catalog lacks (entries of its schema, or perfcard probe --json's\n"
+        "                    output; name them with --device)\n";
   return code;
 }
 
@@ -193,66 +195,67 @@ perfcard::ProbeResult probe_now(const perfcard::ProbeOptions& o = {}) {
   return perfcard::probe_machine(now_ms, o);
 }
 
-// One probe pinned to each of up to four of the CPUs this process may run on (spread over the list), and the
-// fastest CPU's rates. An unpinned probe measures whichever CPU the scheduler picked, and a cloud guest's
-// vCPUs can probe far apart while onnxruntime runs alike on them: on one of this project's 2-vCPU VMs the
-// probe read 17 GFLOP/s on CPU 0 and 25 on CPU 1, steadily, and onnxruntime's ResNet-50 took 44.9 and 43.0 ms
-// pinned to each. A slow CPU is a disturbed one more often than a slower core, as a slow block is a
-// disturbed block (machine_probe.h). (A hybrid CPU's entry is then its performance cores'.) `where` gets
-// the CPUs probed.
-perfcard::ProbeResult per_core_probe(const perfcard::ProbeOptions& o, std::string& where) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-      if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
-  if (cpus.empty()) {
-    where += ", one unpinned probe";
-    return probe_now(o);
+// The rates of kMachineProbes probes, each rate's median: the procedure the cpu-probed family was fitted on
+// (scripts/measure/machines.py records a machine's probe with `perfcard probe --cpu --json`), so the CLI's
+// entry and the fit's read the same statistic. Unpinned, as onnxruntime's threads are: a cloud guest's vCPUs
+// can probe apart (one of this project's 2-vCPU VMs read 17 GFLOP/s on CPU 0 and 25 on CPU 1 for a while,
+// while onnxruntime's ResNet-50 took 44.9 and 43.0 ms pinned to each), and the median of several probes
+// reads the machine's usual rate rather than one CPU's.
+constexpr int kMachineProbes = 5;
+
+struct MachineProbe {
+  perfcard::ProbeResult median;  // no block or pass count: a median of probes has none of its own
+  std::vector<perfcard::ProbeResult> runs;
+};
+
+MachineProbe machine_probe(const perfcard::ProbeOptions& o) {
+  MachineProbe m;
+  std::vector<double> gemm, stream;
+  for (int i = 0; i < kMachineProbes; ++i) {
+    m.runs.push_back(probe_now(o));
+    gemm.push_back(m.runs.back().gemm_gflops);
+    stream.push_back(m.runs.back().stream_gbs);
+    m.median.elapsed_ms += m.runs.back().elapsed_ms;
   }
-  const std::size_t n = std::min<std::size_t>(4, cpus.size());
-  perfcard::ProbeResult best;
-  std::string list;
-  for (std::size_t i = 0; i < n; ++i) {
-    const int cpu = cpus[i * (cpus.size() - 1) / std::max<std::size_t>(1, n - 1)];
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    const bool pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
-    const perfcard::ProbeResult r = probe_now(o);
-    best.gemm_gflops = std::max(best.gemm_gflops, r.gemm_gflops);
-    best.stream_gbs = std::max(best.stream_gbs, r.stream_gbs);
-    best.elapsed_ms += r.elapsed_ms;
-    std::ostringstream rates;
-    rates << (list.empty() ? "" : "; ") << (pinned ? "CPU " + std::to_string(cpu) : std::string("unpinned")) << " "
-          << std::lround(r.gemm_gflops * 10) / 10.0 << " GFLOP/s, " << std::lround(r.stream_gbs * 10) / 10.0 << " GB/s";
-    list += rates.str();
-  }
-  sched_setaffinity(0, sizeof(allowed), &allowed);
-  where += ", the fastest of one probe per CPU (" + list + ")";
-  return best;  // no block or pass count of its own: the sources name the probes instead
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];  // kMachineProbes is odd
+  };
+  m.median.gemm_gflops = median(gemm);
+  m.median.stream_gbs = median(stream);
+  return m;
 }
+
+const std::string kMachineWhere = "natively by perfcard probe, the median of " + std::to_string(kMachineProbes) + " probes";
 
 // This machine's entry for onnxruntime (perfcard/machine_probe.h, probe_cpu_entry), probed now.
 std::string this_machine_entry(const std::string& id) {
-  std::string where = "natively by perfcard probe";
-  const perfcard::ProbeResult p = per_core_probe({}, where);
+  const MachineProbe p = machine_probe({});
   const int cores = this_machine_cores();
-  std::cerr << "perfcard: probed " << id << " (" << cores << " cores): " << where.substr(where.find(", ") + 2) << "\n";
-  return perfcard::probe_cpu_entry(p, cores, this_machine_memory_gb(), id, "This machine (native probe, onnxruntime)", where);
+  std::cerr << "perfcard: probed " << id << ": f32 matrix product " << p.median.gemm_gflops << " GFLOP/s, read "
+            << p.median.stream_gbs << " GB/s per thread (the median of " << kMachineProbes << " probes), " << cores
+            << " cores\n";
+  return perfcard::probe_cpu_entry(p.median, cores, this_machine_memory_gb(), id, "This machine (native probe, onnxruntime)",
+                                   kMachineWhere);
 }
 
 // --device this-machine: the machine the CLI runs on, probed now, unless --extra-devices names an entry so.
-void add_this_machine(nlohmann::json& o) {
+// Returns whether it added the entry.
+bool add_this_machine(nlohmann::json& o) {
   const std::string kId = "this-machine";
-  if (!o.contains("devices") || !o["devices"].is_string()) return;
+  if (!o.contains("devices") || !o["devices"].is_string()) return false;
   const std::string list = "," + o["devices"].get<std::string>() + ",";
-  if (list.find("," + kId + ",") == std::string::npos) return;
+  if (list.find("," + kId + ",") == std::string::npos) return false;
   if (!o.contains("extraDevices")) o["extraDevices"] = nlohmann::json::array();
   for (const auto& e : o["extraDevices"])
-    if (e.is_object() && e.value("id", "") == kId) return;
+    if (e.is_object() && e.value("id", "") == kId) return false;
+  // The cpu-probed family is fitted for onnxruntime natively; onnxruntime-web's kernels relate to the wasm
+  // probe (the browser family), not to this native one.
+  if (o.contains("cpuRuntime") && o["cpuRuntime"] != "onnxruntime")
+    throw perfcard::option_error("this-machine is predicted for onnxruntime natively; for onnxruntime-web, predict the page's "
+                                 "'this device' entry (perfcard probe --json, --extra-devices)");
   o["extraDevices"].push_back(nlohmann::json::parse(this_machine_entry(kId)));
+  return true;
 }
 
 int run_predict(const std::vector<std::string>& args, bool card = false) {
@@ -282,11 +285,15 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
     else if (a == "--dim") dims.push_back(value(i));
     else if (a == "--devices") devices_file = value(i);
     else if (a == "--extra-devices") {
-      // A file of device entries (a JSON array, or an object with a 'devices' array) added to the catalog.
+      // A file of device entries (a JSON array, or an object with a 'devices' array) added to the catalog, or
+      // what `perfcard probe --json` printed (an object with one 'device'), so a probe can be kept and reused.
       const std::string text = read_text(value(i));
       nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (doc.is_object() && doc.contains("devices")) doc = doc["devices"];
-      if (!doc.is_array()) throw perfcard::option_error("--extra-devices expects a JSON array of device entries, or an object with a 'devices' array");
+      else if (doc.is_object() && doc.contains("device") && doc["device"].is_object()) doc = nlohmann::json::array({doc["device"]});
+      if (!doc.is_array())
+        throw perfcard::option_error("--extra-devices expects a JSON array of device entries, an object with a 'devices' array, "
+                                     "or perfcard probe --json's output");
       o["extraDevices"] = doc;
     }
     else if (a == "--carbon") carbon_file = value(i);
@@ -299,7 +306,6 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
     else { std::cerr << "perfcard: more than one model given\n"; return 2; }
   }
   if (path.empty()) return usage(std::cerr, 2);
-  add_this_machine(o);
   perfcard::PredictOptions opt = perfcard::predict_options_from_text(o.dump());
   opt.dims = perfcard::parse_dim_bindings(dims);
   auto catalog = perfcard::DeviceCatalog::parse(data_file(devices_file, "devices.json"));
@@ -307,6 +313,11 @@ int run_predict(const std::vector<std::string>& args, bool card = false) {
   auto constants = perfcard::RooflineConstants::parse(data_file(constants_file, "roofline.json"));
   auto predictor = perfcard::select_predictor(opt.predictor, load_predictors(constants, weights_dir));
   perfcard::Model model = load_model_file(path);
+  // Probed last: a bad option, file or model is reported at once, not after seconds of probing.
+  if (add_this_machine(o)) {
+    opt = perfcard::predict_options_from_text(o.dump());
+    opt.dims = perfcard::parse_dim_bindings(dims);
+  }
   perfcard::PredictResult r = perfcard::predict(model, catalog, *predictor, constants, carbon, opt);
   if (json && !card) {
     std::cout << perfcard::predict_to_json_text(r, 2) << "\n";
@@ -540,8 +551,8 @@ int run_devices(const std::vector<std::string>& args) {
 int run_probe(const std::vector<std::string>& args) {
   perfcard::ProbeOptions o;
   bool json = false, cpu = false;
-  int cores = 0;
-  double memory_gb = 0;
+  int cores = 0;  // 0: this machine's
+  std::optional<double> memory_gb;
   std::string rates, id, name, where = "natively by perfcard probe";
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -553,16 +564,13 @@ int run_probe(const std::vector<std::string>& args) {
     else if (a == "--name" && i + 1 < args.size()) name = args[++i];
     else if (a == "--where" && i + 1 < args.size()) where = args[++i];
     else if (a == "--cpu") cpu = true;
-    else if (a == "--cores" && i + 1 < args.size()) {
-      const double n = perfcard::number_option(args[++i], "cores", a);
-      if (!(n >= 1 && n <= 4096) || n != std::floor(n)) throw perfcard::option_error("--cores takes a whole number in [1, 4096]");
-      cores = int(n);
-    }
+    else if (a == "--cores" && i + 1 < args.size()) cores = int(perfcard::whole_option(args[++i], "cores", a, 1, 4096));
     else if (a == "--memory-gb" && i + 1 < args.size()) memory_gb = perfcard::number_option(args[++i], "memory_gb", a);
     else if (a == "-h" || a == "--help") return usage(std::cout, 0);
     else { std::cerr << "perfcard: unknown option '" << a << "'\n"; return usage(std::cerr, 2); }
   }
   if (!cpu && (cores || memory_gb)) throw perfcard::option_error("--cores and --memory-gb describe the machine for --cpu's entry");
+  std::vector<perfcard::ProbeResult> runs;
   if (id.empty()) id = cpu ? "this-machine" : "this-device";
   if (name.empty()) name = cpu ? "This machine (native probe, onnxruntime)" : "This machine (native probe)";
   perfcard::ProbeResult p;
@@ -575,7 +583,10 @@ int run_probe(const std::vector<std::string>& args) {
       throw perfcard::option_error("--rates: both rates must be positive (got '" + rates + "')");
     json = true;
   } else if (cpu) {
-    p = per_core_probe(o, where);
+    MachineProbe m = machine_probe(o);
+    p = m.median;
+    runs = std::move(m.runs);
+    if (where == "natively by perfcard probe") where = kMachineWhere;
   } else {
     p = probe_now(o);
   }
@@ -583,10 +594,18 @@ int run_probe(const std::vector<std::string>& args) {
     nlohmann::json doc = {{"gemm_gflops", p.gemm_gflops}, {"stream_gbs", p.stream_gbs}, {"elapsed_ms", p.elapsed_ms},
                           {"gemm_blocks", p.gemm_blocks}, {"stream_passes", p.stream_passes}};
     doc["device"] = nlohmann::json::parse(
-        cpu ? perfcard::probe_cpu_entry(p, cores ? cores : this_machine_cores(),
-                                        memory_gb ? memory_gb : this_machine_memory_gb(), id, name, where)
+        cpu ? perfcard::probe_cpu_entry(p, cores ? cores : this_machine_cores(), memory_gb.value_or(this_machine_memory_gb()),
+                                        id, name, where)
             : perfcard::probe_device_entry(p, id, name, where));
+    if (!runs.empty()) {
+      doc["runs"] = nlohmann::json::array();
+      for (const auto& r : runs) doc["runs"].push_back({{"gemm_gflops", r.gemm_gflops}, {"stream_gbs", r.stream_gbs}});
+    }
     std::cout << doc.dump(2) << "\n";
+  } else if (cpu) {
+    std::cout << "f32 matrix product: " << p.gemm_gflops << " GFLOP/s, memory read: " << p.stream_gbs
+              << " GB/s per thread (the median of " << kMachineProbes << " probes); " << (cores ? cores : this_machine_cores())
+              << " cores\n";
   } else {
     std::cout << "f32 matrix product: " << p.gemm_gflops << " GFLOP/s (best of " << p.gemm_blocks << " blocks)\n"
               << "memory read: " << p.stream_gbs << " GB/s (best of " << p.stream_passes << " passes)\n";

@@ -43,6 +43,7 @@ CONSTANTS = paths.ROOFLINE_JSON
 FAMILY = "cpu-probed"  # perfcard/machine_probe.h kProbedCpuArch: the entries' arch, mapped to this family
 BASE = "cpu"
 FITTED = ("clock_ratio", "bandwidth_ratio")
+FORMAT = "1.1"
 # log-space bounds: a probe's plain loop reaches 1/30 to 1 of what onnxruntime's kernels do per core; a read of
 # one thread 1/8 to 8 times what its streaming kernels move.
 BOUNDS = [(math.log(1.0), math.log(30.0)), (math.log(1 / 8), math.log(8.0))]
@@ -160,6 +161,10 @@ def calibrate(doc: dict) -> tuple[dict, dict]:
         fitted.setdefault("accuracy", {})[FAMILY] = {
             "mape": held["mape"], "rows": held["rows"],
             "source": "held-out families of our onnxruntime-node rows of one probed machine (stage P)"}
+    else:  # no figure of this fit: an earlier fit's would be shown as this one's
+        fitted.get("accuracy", {}).pop(FAMILY, None)
+    # bandwidth_ratio is new in format 1.1: a reader of 1.0 would ignore it and time this family's memory wrong.
+    fitted["format_version"] = FORMAT
     return fitted, record
 
 

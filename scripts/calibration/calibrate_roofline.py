@@ -99,7 +99,7 @@ def initial_family():
 
 
 def constants_doc(families, runtimes, provenance, accuracy=None):
-    return {"format_version": "1.0", "predictor": "roofline", "version": "roofline-1.0",
+    return {"format_version": "1.1", "predictor": "roofline", "version": "roofline-1.0",
             "provenance": provenance, "arch_family": ARCH_FAMILY, "families": families,
             "runtimes": runtimes, "power": {"gamma": 1.0, "floor": 0.3}, "accuracy": accuracy or {}}
 

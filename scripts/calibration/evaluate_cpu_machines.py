@@ -152,15 +152,11 @@ def load():
     for mid in sorted(df.machine_id.unique()):
         entries[(mid, "own")] = device_entry(described[mid])
         entries[(mid, "fit")] = device_entry(described[mid], fit)
-    probed = machines.probed_entries({m: described[m] for m in entries_of(entries)})
+    probed = machines.probed_entries({m: described[m] for m in df.machine_id.unique()})
     for mid, entry in probed.items():
         entries[(mid, "probe")] = entry
     catalog["devices"] = catalog["devices"] + list(entries.values())
     return df.reset_index(drop=True), (catalog, entries, described)
-
-
-def entries_of(entries: dict) -> list[str]:
-    return sorted({m for m, _ in entries})
 
 
 def left_out_constants(mid: str) -> dict | None:
@@ -180,10 +176,10 @@ def predict(df: pd.DataFrame, catalog: dict, entries: dict) -> pd.DataFrame:
     A machine without a probe entry, or one stage P did not leave out, has none on the probe entry (NaN)."""
     out = df.copy()
     for e in ENTRIES:
+        out[f"auto_took_{e}"] = ""
         for p in PREDICTORS:
             out[f"{p}_{e}"] = np.nan
             out[f"{p}_{e}_band"] = [(np.nan, np.nan)] * len(out)
-            out[f"auto_took_{e}"] = ""
         for mid in sorted(df.machine_id.unique()):
             constants = left_out_constants(mid) if e == "probe" else None
             if (mid, e) not in entries or (e == "probe" and constants is None):
@@ -275,8 +271,11 @@ def lines(df: pd.DataFrame, describe: dict) -> list[str]:
                 "| family | split | rows | roofline MAPE | roofline signed | auto MAPE | auto signed | probe: roofline MAPE | probe: roofline signed |",
                 "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
         for (fam, split), part in rows.groupby(["family", "split"]):
-            r, a, q = metrics(part, "roofline_own"), metrics(part, "auto_own"), metrics(part, "roofline_probe")
-            probe = (f"{fmt_pct(q['mape'])} | {fmt_signed(q['signed'])}" if part.roofline_probe.notna().all() else "- | -")
+            r, a = metrics(part, "roofline_own"), metrics(part, "auto_own")
+            probe = "- | -"
+            if part.roofline_probe.notna().all():
+                q = metrics(part, "roofline_probe")
+                probe = f"{fmt_pct(q['mape'])} | {fmt_signed(q['signed'])}"
             out.append(f"| {fam} | {split} | {len(part)} | {fmt_pct(r['mape'])} | {fmt_signed(r['signed'])} | "
                        f"{fmt_pct(a['mape'])} | {fmt_signed(a['signed'])} | {probe} |")
     out += ["", END]

@@ -57,6 +57,11 @@ class Family(unittest.TestCase):
         fam = self.doc["families"]["cpu-probed"]
         for k in stage_p.FITTED:
             self.assertAlmostEqual(fam[k], p["fitted"][k], places=3)
+        # The rest is stage E's as it is now: a stage E refit without stage P after it would leave it stale.
+        cpu = self.doc["families"]["cpu"]
+        self.assertEqual({k: v for k, v in fam.items() if k not in stage_p.FITTED},
+                         {k: v for k, v in cpu.items() if k not in stage_p.FITTED})
+        self.assertEqual(self.doc["format_version"], stage_p.FORMAT)
         acc = self.doc["accuracy"]["cpu-probed"]
         self.assertIn("stage P", acc["source"])
         # Every machine of the fit was also left out of it, and the uncertainty is the pooled figure of those.

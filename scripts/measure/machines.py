@@ -12,7 +12,6 @@ import datetime
 import json
 import os
 import platform
-import statistics
 import subprocess
 
 from scripts import paths
@@ -85,18 +84,16 @@ def catalog_id(machine_id: str) -> str | None:
     return CATALOG_IDS.get(machine_id)
 
 
-def probe_native(runs: int = 5, cli: str = paths.CLI) -> dict:
-    """This machine's one-thread rates as `perfcard probe` measures them natively (a matrix product in cache,
-    a read over a buffer larger than L3): the median of `runs` probes, with the runs. A campaign records it
-    beside the machine's description (record()), on a quiet machine, so that a machine without a catalog
-    entry still has a measured memory bandwidth to be predicted with (scripts/calibration/evaluate_cpu_machines.py)."""
-    got = []
-    for _ in range(runs):
-        out = subprocess.run([cli, "probe", "--json"], check=True, capture_output=True, text=True).stdout
-        doc = json.loads(out)
-        got.append({"gemm_gflops": round(doc["gemm_gflops"], 3), "stream_gbs": round(doc["stream_gbs"], 3)})
-    return {"gemm_gflops": statistics.median(r["gemm_gflops"] for r in got),
-            "stream_gbs": statistics.median(r["stream_gbs"] for r in got), "runs": got,
+def probe_native(cli: str = paths.CLI) -> dict:
+    """This machine's one-thread rates as `perfcard probe --cpu` measures them natively (a matrix product in
+    cache, a read over a buffer larger than L3): each rate's median over its probes, with the probes. The
+    procedure is the CLI's, so that the rates recorded here, which the cpu-probed family is fitted on
+    (scripts/calibration/calibrate_cpu_probe.py), and those `perfcard predict --device this-machine` measures are
+    the same statistic. A campaign records it beside the machine's description (record()), on a quiet machine,
+    so that a machine without a catalog entry still has measured rates to be predicted with."""
+    doc = json.loads(subprocess.run([cli, "probe", "--cpu", "--json"], check=True, capture_output=True, text=True).stdout)
+    return {"gemm_gflops": round(doc["gemm_gflops"], 3), "stream_gbs": round(doc["stream_gbs"], 3),
+            "runs": [{k: round(r[k], 3) for k in ("gemm_gflops", "stream_gbs")} for r in doc["runs"]],
             "timestamp": datetime.datetime.now().isoformat(timespec="seconds")}
 
 
@@ -115,10 +112,15 @@ def probed_entries(described: dict | None = None) -> dict[str, dict]:
         probe = d.get("native_probe")
         if not probe:
             continue
-        cores = int(d["cpus"]) // max(1, int(d.get("threads_per_core") or 1))
+        if not d.get("cpus") or not d.get("mem_total_kib"):
+            raise SystemExit(f"{mid}: machines.json has a native probe but lacks its cpus or mem_total_kib")
+        cores = max(1, int(d["cpus"]) // max(1, int(d.get("threads_per_core") or 1)))
         cmd = [perfcard_eval.cli(), "probe", "--cpu", "--rates", f"{probe['gemm_gflops']!r},{probe['stream_gbs']!r}",
                "--cores", str(cores), "--memory-gb", repr(int(d["mem_total_kib"]) * 1024 / 1e9),
                "--id", PROBED_PREFIX + mid, "--name", f"{mid} (native probe)",
                "--where", f"on {mid}, the median of {len(probe.get('runs', [])) or 'its'} probes (data/measured/machines.json)"]
-        out[mid] = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["device"]
+        got = subprocess.run(cmd, capture_output=True, text=True)
+        if got.returncode != 0:
+            raise SystemExit(f"{mid}: perfcard probe --cpu refused its recorded probe: {got.stderr.strip()}")
+        out[mid] = json.loads(got.stdout)["device"]
     return out

@@ -4,6 +4,7 @@ import os
 import tempfile
 import unittest
 
+from scripts import paths
 from scripts.measure import machines
 
 
@@ -35,3 +36,13 @@ class Record(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(os.path.exists(paths.CLI), "needs the native build")
+class ProbeNative(unittest.TestCase):
+    def test_the_clis_median_of_five_probes_with_the_probes(self):
+        got = machines.probe_native()
+        self.assertEqual(len(got["runs"]), 5)
+        for k in ("gemm_gflops", "stream_gbs"):
+            self.assertGreater(got[k], 0)
+            self.assertAlmostEqual(got[k], sorted(r[k] for r in got["runs"])[2], places=2)

@@ -392,7 +392,7 @@ describe('perfcard probe', () => {
     assert.equal(bad.stderr.trim(), "perfcard: error: --gemm-ms expects a number, got 'abc'");
   });
 
-  test('--cpu: the entry for onnxruntime natively, the rates times the cores, its CPUs probed one by one', { skip: noCli }, () => {
+  test('--cpu: the entry for onnxruntime natively, the rates times the cores, the median of 5 probes', { skip: noCli }, () => {
     const given = spawnSync(cli, ['probe', '--cpu', '--rates', '25,20', '--cores', '4', '--memory-gb', '16'], { encoding: 'utf8' });
     assert.equal(given.status, 0, given.stderr);
     const entry = JSON.parse(given.stdout).device;
@@ -404,12 +404,23 @@ describe('perfcard probe', () => {
     const probed = spawnSync(cli, ['probe', '--cpu', '--json', '--gemm-ms', '20', '--stream-ms', '10'], { encoding: 'utf8' });
     assert.equal(probed.status, 0, probed.stderr);
     const doc = JSON.parse(probed.stdout);
-    assert.match(doc.device.peak_fp32_gflops.source, /the fastest of one probe per CPU \(CPU \d+ /);
-    assert.ok(doc.device.cores.value >= 1 && doc.device.memory_gb.value > 0);
+    assert.equal(doc.runs.length, 5);
+    const median = (xs) => [...xs].sort((a, b) => a - b)[2];
+    assert.equal(doc.gemm_gflops, median(doc.runs.map((r) => r.gemm_gflops)));
+    assert.equal(doc.stream_gbs, median(doc.runs.map((r) => r.stream_gbs)));
+    assert.equal(doc.device.peak_fp32_gflops.value, doc.gemm_gflops * doc.device.cores.value);
+    assert.match(doc.device.peak_fp32_gflops.source, /the median of 5 probes/);
+    const text = spawnSync(cli, ['probe', '--cpu', '--gemm-ms', '20', '--stream-ms', '10'], { encoding: 'utf8' });
+    assert.match(text.stdout, /^f32 matrix product: [\d.]+ GFLOP\/s, memory read: [\d.]+ GB\/s per thread \(the median of 5 probes\); \d+ cores$/m);
     for (const cores of ['0', '2.5', '1e20']) {
       const absurd = spawnSync(cli, ['probe', '--cpu', '--rates', '25,20', '--cores', cores], { encoding: 'utf8' });
       assert.equal(absurd.status, 1, cores);
-      assert.match(absurd.stderr, /--cores takes a whole number in \[1, 4096\]/);
+      assert.match(absurd.stderr, /--cores expects a whole number from 1 to 4096/);
+    }
+    for (const gb of ['0', '-4']) {
+      const none = spawnSync(cli, ['probe', '--cpu', '--rates', '25,20', '--memory-gb', gb], { encoding: 'utf8' });
+      assert.equal(none.status, 1, gb);
+      assert.match(none.stderr, /the machine's memory must be a positive number of GB/);
     }
     const stray = spawnSync(cli, ['probe', '--cores', '4'], { encoding: 'utf8' });
     assert.equal(stray.status, 1);
@@ -417,17 +428,36 @@ describe('perfcard probe', () => {
   });
 
   test('predict --device this-machine probes the machine and predicts it with the cpu-probed family', { skip: noCli }, () => {
-    const r = spawnSync(cli, ['predict', join(root, 'tests', 'data', 'models', 'resnet18.onnx'), '--device',
-      'this-machine,cpu-build-vm-amd-epyc-zen4', '--batch', '1', '--json'], { encoding: 'utf8' });
+    const model = join(root, 'tests', 'data', 'models', 'resnet18.onnx');
+    const r = spawnSync(cli, ['predict', model, '--device', 'this-machine,cpu-build-vm-amd-epyc-zen4', '--batch', '1', '--json'],
+      { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /perfcard: probed this-machine \(\d+ cores\): the fastest of one probe per CPU/);
-    const doc = JSON.parse(r.stdout);
-    const row = doc.predictions.find((p) => p.device === 'this-machine');
+    assert.match(r.stderr, /perfcard: probed this-machine: .* \(the median of 5 probes\), \d+ cores/);
+    const row = JSON.parse(r.stdout).predictions.find((p) => p.device === 'this-machine');
     assert.ok(row && row.latency_ms > 0);
     assert.equal(row.runtime, 'onnxruntime');
     // No learned predictor trained on a probed CPU: auto leaves it to the roofline, whose uncertainty is stage P's.
     assert.equal(row.predictor.name, 'roofline');
     assert.ok(row.uncertainty > 0.1 && row.uncertainty < 1, `uncertainty ${row.uncertainty}`);
+
+    // A probe kept from before (perfcard probe --json's output) is taken as it is: nothing is probed again.
+    const dir = mkdtempSync(join(tmpdir(), 'perfcard-probe-'));
+    const kept = join(dir, 'machine.json');
+    writeFileSync(kept, spawnSync(cli, ['probe', '--cpu', '--rates', '25,20', '--cores', '2', '--memory-gb', '8'], { encoding: 'utf8' }).stdout);
+    const again = spawnSync(cli, ['predict', model, '--device', 'this-machine', '--extra-devices', kept, '--json'], { encoding: 'utf8' });
+    assert.equal(again.status, 0, again.stderr);
+    assert.doesNotMatch(again.stderr, /probed/);
+    assert.equal(JSON.parse(again.stdout).predictions[0].device_name, 'This machine (native probe, onnxruntime)');
+    // Fitted for onnxruntime natively: onnxruntime-web on it is refused, before any probing.
+    const web = spawnSync(cli, ['predict', model, '--device', 'this-machine', '--cpu-runtime', 'onnxruntime-web'], { encoding: 'utf8' });
+    assert.equal(web.status, 1);
+    assert.match(web.stderr, /this-machine is predicted for onnxruntime natively/);
+    assert.doesNotMatch(web.stderr, /probed/);
+    // A missing model is reported before any probing.
+    const missing = spawnSync(cli, ['predict', join(dir, 'none.onnx'), '--device', 'this-machine'], { encoding: 'utf8' });
+    assert.equal(missing.status, 1);
+    assert.doesNotMatch(missing.stderr, /probed/);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
 

@@ -51,7 +51,9 @@ std::string probe_device_entry(const ProbeResult& probe, const std::string& id, 
 std::string probe_cpu_entry(const ProbeResult& probe, int cores, double memory_gb, const std::string& id,
                             const std::string& name, const std::string& where);
 
-// The arch (and roofline family) of probe_cpu_entry's entries.
+// The archs (and roofline families) of the probes' entries: probe_device_entry's and probe_cpu_entry's. Their
+// rates are not peaks, so only their own family's constants may time them (RooflineConstants::family_of).
+inline constexpr const char* kBrowserArch = "browser";
 inline constexpr const char* kProbedCpuArch = "cpu-probed";
 
 }  // namespace perfcard

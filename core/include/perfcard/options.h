@@ -33,5 +33,7 @@ PredictOptions predict_options_from_text(std::string_view text);
 // A number as the CLI reads its flags (and the options above their values): a JSON number, or text that is
 // one finite number and nothing else; otherwise an Error naming `flag` (or `key`, for a value of another type).
 double number_option(const Json& v, const std::string& key, const std::string& flag);
+// A whole number in [lo, hi] read as number_option reads it: 1.5 or 1e300 is refused, never rounded or wrapped.
+std::int64_t whole_option(const Json& v, const std::string& key, const std::string& flag, std::int64_t lo, std::int64_t hi);
 
 }  // namespace perfcard
