@@ -24,7 +24,6 @@ Run: /usr/bin/python3 -m scripts.calibration.calibrate_cpu_probe [--check]
 import argparse
 import json
 import math
-import os
 import sys
 
 import numpy as np
@@ -48,21 +47,6 @@ FORMAT = "1.1"
 # one thread 1/8 to 8 times what its streaming kernels move.
 BOUNDS = [(math.log(1.0), math.log(30.0)), (math.log(1 / 8), math.log(8.0))]
 STARTS = ([math.log(8.0), math.log(2.0)], [math.log(3.0), 0.0])
-
-
-def rows(entries: dict) -> tuple[pd.DataFrame, dict]:
-    """Drift-free onnxruntime-node rows of the probed machines (not the fitted build VM), their graphs written
-    first, each on its machine's cpu-probed entry."""
-    fitted = cpu_rows.machine()["machine_id"]
-    df = pd.read_csv(os.path.join(paths.MEASURED, "cpu_ort_node.csv"))
-    counts = {"all": int(len(df))}
-    df = df[(df.drift == 0) & df.machine_id.isin(set(entries) - {fitted})].copy()
-    counts["drift_free_probed_machines"] = int(len(df))
-    if df.empty:
-        return df, counts
-    df = cpu_rows.with_graphs(df, "cpu_ort_node.csv")
-    df["device_id"] = [entries[m]["id"] for m in df.machine_id]
-    return df.reset_index(drop=True), counts
 
 
 def with_family(doc: dict, theta) -> dict:
@@ -120,7 +104,7 @@ def unseen_machines(doc: dict, df: pd.DataFrame, catalog: dict) -> dict:
 def calibrate(doc: dict) -> tuple[dict, dict]:
     """(the constants with the fitted family, accuracy and provenance, stage P's record)."""
     entries = machines.probed_entries()
-    df, counts = rows(entries)
+    df, counts = cpu_rows.probed_rows(entries)
     train, test = df[df.split == "train"].reset_index(drop=True), df[df.split == "test"].reset_index(drop=True)
     if len(train) < 5:
         raise SystemExit(f"only {len(train)} drift-free onnxruntime-node training rows of machines with a native "

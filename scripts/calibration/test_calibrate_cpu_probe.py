@@ -12,6 +12,7 @@ from scripts.calibration import calibrate_cpu_probe as stage_p
 from scripts.calibration.calibrate_browser import leave_each_machine_out
 from scripts.calibration import evaluate_cpu_machines
 from scripts.measure import machines
+from scripts.roofline.perfcard_eval import run_queries
 
 
 def probed(mid, gemm=25.0, stream=20.0, cpus="4", threads_per_core="1"):
@@ -34,6 +35,17 @@ class ProbedEntries(unittest.TestCase):
         self.assertIn("the median of 3 probes", e["peak_fp32_gflops"]["source"])
         # SMT siblings count once: 8 CPUs of 2 threads each are 4 cores.
         self.assertEqual(got["m3"]["cores"]["value"], 4)
+
+
+@unittest.skipUnless(os.path.exists(paths.CLI), "needs the native build")
+class Queries(unittest.TestCase):
+    def test_a_query_may_name_a_probed_machine_without_a_catalog(self):
+        mid = sorted(machines.probed_entries())[0]
+        model = os.path.join(paths.ROOT, "tests", "data", "models", "resnet18.onnx")
+        got = run_queries([{"model": model, "dims": {"batch": 1}, "device": machines.PROBED_PREFIX + mid,
+                            "precision": "fp32", "runtime": "onnxruntime", "threads": 1}])
+        self.assertGreater(got[0]["latency_ms"], 0)
+        self.assertEqual(got[0]["family"], "cpu-probed")
 
 
 class Family(unittest.TestCase):

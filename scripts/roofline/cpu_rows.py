@@ -1,6 +1,6 @@
 """CPU latency rows matched to zoo graphs, as `perfcard eval` queries.
 
-Three sources:
+Four sources:
   ours  data/measured/cpu_ort_node.csv (onnxruntime-node on the build machines; each row's machine_id
         names its catalog entry through scripts/measure/machines.py, and rows of a machine without one
         are left out). Only drift=0 rows (taken while the machine was quiet) are used; the thread count
@@ -8,6 +8,8 @@ Three sources:
   web   data/measured/web_ort_wasm.csv (onnxruntime-web's wasm backend, one thread, in node and in headless
         Chromium): drift-free rows of machines whose probe was taken, each on its probe's device entry
         (scripts/measure/probe_web.py), for the page's "this device" row.
+  probed  data/measured/cpu_ort_node.csv's rows of the other machines with a native probe, each on its
+        cpu-probed entry (machines.probed_entries()), for `perfcard predict --device this-machine`.
   HELP  help_latency_long.csv.gz, NAS-Bench-201 cells on Xeons and a Raspberry Pi 4, measured with
         PyTorch on CPU (not onnxruntime), thread count not stated: predicted with every core.
 """
@@ -90,6 +92,23 @@ def web_rows(entries=None):
     counts["with_probe"] = int(len(df))
     df = with_graphs(df, "web_ort_wasm.csv")
     df["device_id"] = [probe_web.device_id(m, e) for m, e in zip(df.machine_id, df.env)]
+    return df.reset_index(drop=True), counts
+
+
+def probed_rows(entries=None):
+    """Drift-free onnxruntime-node rows of the machines with a native probe (not the catalogued build VM, whose
+    rows stage E fits), their zoo graphs written first, each on its machine's cpu-probed entry
+    (machines.probed_entries(), by default): what stage P fits and the learned predictors' source cpu_probed."""
+    entries = machines.probed_entries() if entries is None else entries
+    df = pd.read_csv(os.path.join(MEASURED, "cpu_ort_node.csv"))
+    counts = {"all": int(len(df))}
+    fitted = machine()["machine_id"]
+    df = df[(df.drift == 0) & df.machine_id.isin(set(entries) - {fitted})].copy()
+    counts["drift_free_probed_machines"] = int(len(df))
+    if df.empty:
+        return df, counts
+    df = with_graphs(df, "cpu_ort_node.csv")
+    df["device_id"] = [entries[m]["id"] for m in df.machine_id]
     return df.reset_index(drop=True), counts
 
 

@@ -34,12 +34,22 @@ def run_queries(queries, constants=None, devices=None, cli_path=None, weights_di
     """queries: list of dicts {model, dims, device, precision, runtime, threads, ...}; returns list of results.
     constants / devices: dicts used instead of the working tree's weights/roofline.json / weights/devices.json
     (the catalog by default with the probed machines' entries added when a query names one: the
-    onnxruntime-web rows' devices); cli_path: another build's CLI (default: the private copy of this one's);
+    onnxruntime-web rows' devices, and the cpu-probed entries of machines.json's native probes);
+    cli_path: another build's CLI (default: the private copy of this one's);
     weights_dir: learned files (and their manifest) used instead of weights/."""
     if devices is None:
-        from scripts.measure import probe_web
-        if any(str(q.get("device", "")).startswith(probe_web.DEVICE_PREFIX) for q in queries):
-            devices = probe_web.catalog_with_probes()
+        from scripts.measure import machines, probe_web
+        named = {str(q.get("device", "")) for q in queries}
+        web = any(d.startswith(probe_web.DEVICE_PREFIX) for d in named)
+        native = any(d.startswith(machines.PROBED_PREFIX) for d in named)
+        if web or native:
+            if web:
+                devices = probe_web.catalog_with_probes()
+            else:
+                with open(paths.DEVICES_JSON) as f:
+                    devices = json.load(f)
+            if native:
+                devices["devices"] += list(machines.probed_entries().values())
     with tempfile.TemporaryDirectory() as tmp:
         qpath = os.path.join(tmp, "q.jsonl")
         with open(qpath, "w") as f:
