@@ -154,6 +154,22 @@ def leave_each_machine_out(rows, fit, score, describe=lambda constants: {}):
 MIN_FIT_ROWS, MIN_FIT_FAMILIES, MIN_HELD_ROWS = 30, 5, 5
 
 
+def set_family_accuracy(doc, family, unseen, held, rows, stage):
+    """A probed family's uncertainty (doc's accuracy[family]) from its stage's fit (W, P): the pooled figure of
+    the machines left out where there is one, else the held-out families' of the one machine, else none (an
+    earlier fit's figure would otherwise be shown as this one's). rows: the rows in words."""
+    lomo, acc = pooled(unseen), doc.setdefault("accuracy", {})
+    if lomo:
+        acc[family] = {"mape": lomo["mape"], "rows": lomo["rows"],
+                       "source": f"held-out families of our {rows} of {len(unseen)} machines, each predicted with "
+                                 f"{stage} fitted on the other machines' training families (leave one machine out, {stage})"}
+    elif held:
+        acc[family] = {"mape": held["mape"], "rows": held["rows"],
+                       "source": f"held-out families of our {rows}, one machine ({stage})"}
+    else:
+        acc.pop(family, None)
+
+
 def pooled(unseen, key="held_out_families"):
     """The unseen-machine figures of every machine together, weighted by rows: {"mape", "rows"} or None.
     By default of the held-out families only: a visitor opens a model the fit never saw on a machine it
@@ -201,16 +217,7 @@ def main():
         "unseen_machines": unseen,
     }
     fitted["provenance"] = json.dumps(prov, sort_keys=True)
-    held, lomo = prov["stage_w"]["held_out"], pooled(unseen)
-    if lomo:
-        fitted.setdefault("accuracy", {})[FAMILY] = {
-            "mape": lomo["mape"], "rows": lomo["rows"],
-            "source": f"held-out families of our onnxruntime-web rows of {len(unseen)} machines, each predicted with "
-                      "stage W fitted on the other machines' training families (leave one machine out, stage W)"}
-    elif held:
-        fitted.setdefault("accuracy", {})[FAMILY] = {
-            "mape": held["mape"], "rows": held["rows"],
-            "source": "held-out families of our onnxruntime-web rows, one machine (stage W)"}
+    set_family_accuracy(fitted, FAMILY, unseen, prov["stage_w"]["held_out"], "onnxruntime-web rows", "stage W")
     write_constants(fitted, CONSTANTS)
     replace_section(section(prov["stage_w"]), BEGIN, END, HEADING, update=True, check=False, what="browser")
     print(json.dumps(prov["stage_w"], indent=1))

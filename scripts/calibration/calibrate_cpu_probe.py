@@ -31,7 +31,7 @@ import pandas as pd
 from scipy.optimize import minimize
 
 from scripts import paths
-from scripts.calibration.calibrate_browser import leave_each_machine_out, pooled
+from scripts.calibration.calibrate_browser import leave_each_machine_out, pooled, set_family_accuracy
 from scripts.calibration.calibrate_cpu import fit_sample, metrics
 from scripts.measure import machines
 from scripts.roofline import cpu_rows
@@ -135,18 +135,7 @@ def calibrate(doc: dict) -> tuple[dict, dict]:
     prov[FAMILY] = "stage P (scripts/calibration/calibrate_cpu_probe.py): onnxruntime relative to the native probe; see stage_p"
     prov["stage_p"] = record
     fitted["provenance"] = json.dumps(prov, sort_keys=True)
-    lomo, held = pooled(unseen), record["held_out"]
-    if lomo:
-        fitted.setdefault("accuracy", {})[FAMILY] = {
-            "mape": lomo["mape"], "rows": lomo["rows"],
-            "source": f"held-out families of our onnxruntime-node rows of {len(unseen)} probed machines, each predicted "
-                      "with stage P fitted on the other machines' training families (leave one machine out, stage P)"}
-    elif held:
-        fitted.setdefault("accuracy", {})[FAMILY] = {
-            "mape": held["mape"], "rows": held["rows"],
-            "source": "held-out families of our onnxruntime-node rows of one probed machine (stage P)"}
-    else:  # no figure of this fit: an earlier fit's would be shown as this one's
-        fitted.get("accuracy", {}).pop(FAMILY, None)
+    set_family_accuracy(fitted, FAMILY, unseen, record["held_out"], "onnxruntime-node rows", "stage P")
     # bandwidth_ratio is new in format 1.1: a reader of 1.0 would ignore it and time this family's memory wrong.
     fitted["format_version"] = FORMAT
     return fitted, record

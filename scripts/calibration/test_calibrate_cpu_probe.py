@@ -9,7 +9,7 @@ import pandas as pd
 
 from scripts import paths
 from scripts.calibration import calibrate_cpu_probe as stage_p
-from scripts.calibration.calibrate_browser import leave_each_machine_out
+from scripts.calibration.calibrate_browser import leave_each_machine_out, set_family_accuracy
 from scripts.calibration import evaluate_cpu_machines
 from scripts.measure import machines
 from scripts.roofline.perfcard_eval import run_queries
@@ -125,6 +125,20 @@ class LeaveEachMachineOut(unittest.TestCase):
         self.assertFalse(out["a"]["counts"])
         self.assertTrue(out["b"]["counts"])
         self.assertEqual(leave_each_machine_out(rows[rows.machine_id == "a"], fit, lambda df, c: None), {})
+
+
+class FamilyAccuracy(unittest.TestCase):
+    def test_left_out_machines_else_one_machines_held_out_families_else_none(self):
+        m = {"rows": 10, "mape": 0.3}
+        unseen = {"a": {"held_out_families": m, "counts": True}, "b": {"held_out_families": m, "counts": True}}
+        doc = {"accuracy": {"x": {"mape": 0.9, "rows": 1, "source": "an earlier fit"}}}
+        set_family_accuracy(doc, "x", unseen, {"rows": 5, "mape": 0.1}, "rows", "stage Q")
+        self.assertEqual((doc["accuracy"]["x"]["mape"], doc["accuracy"]["x"]["rows"]), (0.3, 20))
+        self.assertIn("of 2 machines, each predicted with stage Q fitted on the other", doc["accuracy"]["x"]["source"])
+        set_family_accuracy(doc, "x", {}, {"rows": 5, "mape": 0.1}, "rows", "stage Q")
+        self.assertEqual(doc["accuracy"]["x"], {"mape": 0.1, "rows": 5, "source": "held-out families of our rows, one machine (stage Q)"})
+        set_family_accuracy(doc, "x", {}, None, "rows", "stage Q")
+        self.assertNotIn("x", doc["accuracy"])
 
 
 if __name__ == "__main__":
