@@ -154,18 +154,18 @@ def leave_each_machine_out(rows, fit, score, describe=lambda constants: {}):
 MIN_FIT_ROWS, MIN_FIT_FAMILIES, MIN_HELD_ROWS = 30, 5, 5
 
 
-def set_family_accuracy(doc, family, unseen, held, rows, stage):
+def set_family_accuracy(doc, family, unseen, held, what, stage):
     """A probed family's uncertainty (doc's accuracy[family]) from its stage's fit (W, P): the pooled figure of
     the machines left out where there is one, else the held-out families' of the one machine, else none (an
-    earlier fit's figure would otherwise be shown as this one's). rows: the rows in words."""
+    earlier fit's figure would otherwise be shown as this one's). what: the rows in words."""
     lomo, acc = pooled(unseen), doc.setdefault("accuracy", {})
     if lomo:
         acc[family] = {"mape": lomo["mape"], "rows": lomo["rows"],
-                       "source": f"held-out families of our {rows} of {len(unseen)} machines, each predicted with "
+                       "source": f"held-out families of our {what} of {len(unseen)} machines, each predicted with "
                                  f"{stage} fitted on the other machines' training families (leave one machine out, {stage})"}
     elif held:
         acc[family] = {"mape": held["mape"], "rows": held["rows"],
-                       "source": f"held-out families of our {rows}, one machine ({stage})"}
+                       "source": f"held-out families of our {what}, one machine ({stage})"}
     else:
         acc.pop(family, None)
 

@@ -68,9 +68,9 @@ OOD_QUANTILE = 0.95
 MIN_FAMILIES = 5      # model families a source (or a device family's group) needs to count in a fit
 MIN_GROUP_ROWS = 100  # out-of-fold rows a device family needs for weights and a band of its own
 # Sources whose train families the roofline's constants were fitted on (weights/roofline.json's provenance:
-# stage C on timm's eager rows, stage E on our onnxruntime CPU rows, stage W on our onnxruntime-web rows, stage P
-# on our probed machines' onnxruntime rows): the roofline is in-sample there.
-ROOFLINE_FITTED_ON = ("timm", "cpu_ours", "web_ours", "cpu_probed")
+# stage C on timm's eager rows, stage E on our onnxruntime CPU rows, stage W on our onnxruntime-web rows):
+# the roofline is in-sample there.
+ROOFLINE_FITTED_ON = ("timm", "cpu_ours", "web_ours")
 CENTROIDS = 32
 SPREADS = np.round(np.arange(0, 4.01, 0.25), 2)
 

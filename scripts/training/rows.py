@@ -7,10 +7,6 @@ Sources (the same rows and splits the roofline's evaluation uses, scripts/roofli
   cpu_ours   our onnxruntime-node measurements of the build VM (1-2 threads)            cpu_rows.ort_rows
   web_ours   our onnxruntime-web measurements (wasm, 1 thread, node and Chromium), each   cpu_rows.web_rows
              on its machine's probe entry: the page's "this device" row (device family "browser")
-  cpu_probed our onnxruntime-node measurements of the other probed machines, each on its    cpu_rows.probed_rows
-             cpu-probed entry: `perfcard predict --device this-machine` (device family "cpu-probed"; a
-             learned predictor trained with it is no longer blind to those machines in
-             scripts/calibration/evaluate_cpu_machines.py, whose report then says so)
   help_gpu   HELP's NAS-Bench-201 latencies on five GPUs at batch 1, 32, 256 (PyTorch, fp32; a seeded
              sample of cells)
   gpu_ours   our GPU campaigns' no_grad inference rows (H100, H200; PyTorch 2.11 eager)    gpu_ours_rows
@@ -40,7 +36,7 @@ HELP_CSV = paths.shared("help_latency_long.csv.gz")
 # the GP102 card sold beside the TITAN Xp it also lists (an assumption: the LODO table shows its error).
 HELP_GPUS = {"1080ti": "gtx1080ti", "2080ti": "rtx2080ti", "titan_rtx": "titan-rtx", "titanx": "titanx-pascal",
              "titanxp": "titanxp"}
-SOURCES = ("timm", "dle", "cpu_ours", "web_ours", "cpu_probed", "help_gpu", "gpu_ours")
+SOURCES = ("timm", "dle", "cpu_ours", "web_ours", "help_gpu", "gpu_ours")
 
 
 def schema() -> dict:
@@ -92,15 +88,6 @@ def web_ours_rows() -> pd.DataFrame:
                   "fp32", "onnxruntime-web", [q["threads"] for q in qs], d.latency_ms.values, spread=d.spread.values)
 
 
-def cpu_probed_rows() -> pd.DataFrame:
-    d, _ = cpu_rows.probed_rows()
-    if d.empty:
-        return pd.DataFrame()
-    qs = cpu_rows.ort_queries(d)
-    return _frame("cpu_probed", d.family.values, [q["model"] for q in qs], [q["dims"] for q in qs], d.device_id.values,
-                  "fp32", "onnxruntime", [q["threads"] for q in qs], d.latency_ms.values, spread=d.spread.values)
-
-
 def gpu_ours_rows() -> pd.DataFrame:
     """Our GPU campaign's no_grad inference rows (data/measured/gpu_<device>_torch.csv): PyTorch eager on the
     lent H100/H200 at each precision and batch the campaign measured (torch.compile's rows are not loaded).
@@ -143,7 +130,6 @@ def load(sources=SOURCES, help_sample: int = 1000) -> tuple[pd.DataFrame, list[s
     """All rows with their roofline prediction and feature row; and the sources that had no rows (zoo
     graphs not exported, or data missing), by name, for the caller to report."""
     makers = {"timm": timm_rows, "dle": dle_rows, "cpu_ours": cpu_ours_rows, "web_ours": web_ours_rows,
-              "cpu_probed": cpu_probed_rows,
               "help_gpu": lambda: help_gpu_rows(help_sample), "gpu_ours": gpu_ours_rows}
     frames, missing = [], []
     for s in sources:
