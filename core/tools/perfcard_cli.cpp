@@ -210,39 +210,38 @@ struct MachineProbe {
 
 MachineProbe machine_probe(const perfcard::ProbeOptions& o) {
   MachineProbe m;
-  std::vector<double> gemm, stream;
   for (int i = 0; i < kMachineProbes; ++i) {
     m.runs.push_back(probe_now(o));
-    gemm.push_back(m.runs.back().gemm_gflops);
-    stream.push_back(m.runs.back().stream_gbs);
     m.median.elapsed_ms += m.runs.back().elapsed_ms;
   }
-  auto median = [](std::vector<double> v) {
+  auto median = [&m](double perfcard::ProbeResult::*rate) {
+    std::vector<double> v;
+    for (const auto& r : m.runs) v.push_back(r.*rate);
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     return v[v.size() / 2];  // kMachineProbes is odd
   };
-  m.median.gemm_gflops = median(gemm);
-  m.median.stream_gbs = median(stream);
+  m.median.gemm_gflops = median(&perfcard::ProbeResult::gemm_gflops);
+  m.median.stream_gbs = median(&perfcard::ProbeResult::stream_gbs);
   return m;
 }
 
 const std::string kMachineWhere = "natively by perfcard probe, the median of " + std::to_string(kMachineProbes) + " probes";
+const std::string kThisMachineId = "this-machine", kThisMachineName = "This machine (native probe, onnxruntime)";
 
 // This machine's entry for onnxruntime (perfcard/machine_probe.h, probe_cpu_entry), probed now.
-std::string this_machine_entry(const std::string& id) {
+std::string this_machine_entry() {
   const MachineProbe p = machine_probe({});
   const int cores = this_machine_cores();
-  std::cerr << "perfcard: probed " << id << ": f32 matrix product " << p.median.gemm_gflops << " GFLOP/s, read "
+  std::cerr << "perfcard: probed " << kThisMachineId << ": f32 matrix product " << p.median.gemm_gflops << " GFLOP/s, read "
             << p.median.stream_gbs << " GB/s per thread (the median of " << kMachineProbes << " probes), " << cores
             << " cores\n";
-  return perfcard::probe_cpu_entry(p.median, cores, this_machine_memory_gb(), id, "This machine (native probe, onnxruntime)",
-                                   kMachineWhere);
+  return perfcard::probe_cpu_entry(p.median, cores, this_machine_memory_gb(), kThisMachineId, kThisMachineName, kMachineWhere);
 }
 
 // --device this-machine: the machine the CLI runs on, probed now, unless --extra-devices names an entry so.
 // Returns whether it added the entry.
 bool add_this_machine(nlohmann::json& o) {
-  const std::string kId = "this-machine";
+  const std::string& kId = kThisMachineId;
   if (!o.contains("devices") || !o["devices"].is_string()) return false;
   const std::string list = "," + o["devices"].get<std::string>() + ",";
   if (list.find("," + kId + ",") == std::string::npos) return false;
@@ -254,7 +253,7 @@ bool add_this_machine(nlohmann::json& o) {
   if (o.contains("cpuRuntime") && o["cpuRuntime"] != "onnxruntime")
     throw perfcard::option_error("this-machine is predicted for onnxruntime natively; for onnxruntime-web, predict the page's "
                                  "'this device' entry (perfcard probe --json, --extra-devices)");
-  o["extraDevices"].push_back(nlohmann::json::parse(this_machine_entry(kId)));
+  o["extraDevices"].push_back(nlohmann::json::parse(this_machine_entry()));
   return true;
 }
 
@@ -553,7 +552,8 @@ int run_probe(const std::vector<std::string>& args) {
   bool json = false, cpu = false;
   int cores = 0;  // 0: this machine's
   std::optional<double> memory_gb;
-  std::string rates, id, name, where = "natively by perfcard probe";
+  std::optional<std::string> where;  // default: how this run measured
+  std::string rates, id, name;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") json = true;
@@ -570,9 +570,10 @@ int run_probe(const std::vector<std::string>& args) {
     else { std::cerr << "perfcard: unknown option '" << a << "'\n"; return usage(std::cerr, 2); }
   }
   if (!cpu && (cores || memory_gb)) throw perfcard::option_error("--cores and --memory-gb describe the machine for --cpu's entry");
+  if (cpu && !cores) cores = this_machine_cores();
   std::vector<perfcard::ProbeResult> runs;
-  if (id.empty()) id = cpu ? "this-machine" : "this-device";
-  if (name.empty()) name = cpu ? "This machine (native probe, onnxruntime)" : "This machine (native probe)";
+  if (id.empty()) id = cpu ? kThisMachineId : "this-device";
+  if (name.empty()) name = cpu ? kThisMachineName : "This machine (native probe)";
   perfcard::ProbeResult p;
   if (!rates.empty()) {
     const auto comma = rates.find(',');
@@ -586,17 +587,17 @@ int run_probe(const std::vector<std::string>& args) {
     MachineProbe m = machine_probe(o);
     p = m.median;
     runs = std::move(m.runs);
-    if (where == "natively by perfcard probe") where = kMachineWhere;
+    if (!where) where = kMachineWhere;
   } else {
     p = probe_now(o);
   }
   if (json) {
     nlohmann::json doc = {{"gemm_gflops", p.gemm_gflops}, {"stream_gbs", p.stream_gbs}, {"elapsed_ms", p.elapsed_ms},
                           {"gemm_blocks", p.gemm_blocks}, {"stream_passes", p.stream_passes}};
+    const std::string measured = where.value_or("natively by perfcard probe");
     doc["device"] = nlohmann::json::parse(
-        cpu ? perfcard::probe_cpu_entry(p, cores ? cores : this_machine_cores(), memory_gb.value_or(this_machine_memory_gb()),
-                                        id, name, where)
-            : perfcard::probe_device_entry(p, id, name, where));
+        cpu ? perfcard::probe_cpu_entry(p, cores, memory_gb.value_or(this_machine_memory_gb()), id, name, measured)
+            : perfcard::probe_device_entry(p, id, name, measured));
     if (!runs.empty()) {
       doc["runs"] = nlohmann::json::array();
       for (const auto& r : runs) doc["runs"].push_back({{"gemm_gflops", r.gemm_gflops}, {"stream_gbs", r.stream_gbs}});
@@ -604,8 +605,7 @@ int run_probe(const std::vector<std::string>& args) {
     std::cout << doc.dump(2) << "\n";
   } else if (cpu) {
     std::cout << "f32 matrix product: " << p.gemm_gflops << " GFLOP/s, memory read: " << p.stream_gbs
-              << " GB/s per thread (the median of " << kMachineProbes << " probes); " << (cores ? cores : this_machine_cores())
-              << " cores\n";
+              << " GB/s per thread (the median of " << kMachineProbes << " probes); " << cores << " cores\n";
   } else {
     std::cout << "f32 matrix product: " << p.gemm_gflops << " GFLOP/s (best of " << p.gemm_blocks << " blocks)\n"
               << "memory read: " << p.stream_gbs << " GB/s (best of " << p.stream_passes << " passes)\n";

@@ -33,7 +33,7 @@ from scipy.optimize import minimize
 from scripts import paths
 from scripts.calibration.calibrate_browser import leave_each_machine_out, pooled, set_family_accuracy
 from scripts.calibration.calibrate_cpu import fit_sample, metrics
-from scripts.measure import machines
+from scripts.measure import machines, probe_web
 from scripts.roofline import cpu_rows
 from scripts.roofline.perfcard_eval import run_queries, write_constants
 from scripts.training.report import replace_section
@@ -83,14 +83,18 @@ def fit(doc: dict, train: pd.DataFrame, catalog: dict):
     return with_family(doc, best.x), best, sample
 
 
-def score(df: pd.DataFrame, constants: dict, catalog: dict) -> dict | None:
-    """metrics() of `df` with the median signed error (predicted / measured - 1); None without rows."""
+def figures(pred: np.ndarray, df: pd.DataFrame) -> dict | None:
+    """metrics() of predictions `pred` of `df`'s rows with the median signed error (predicted / measured - 1);
+    None without rows."""
     if not len(df):
         return None
-    pred = predict(df, constants, catalog)
     out = metrics(pred, df.latency_ms)
     out["median_signed"] = round(float(np.median(pred / df.latency_ms.values - 1)), 4)
     return out
+
+
+def score(df: pd.DataFrame, constants: dict, catalog: dict) -> dict | None:
+    return figures(predict(df, constants, catalog), df) if len(df) else None
 
 
 def unseen_machines(doc: dict, df: pd.DataFrame, catalog: dict) -> dict:
@@ -109,10 +113,9 @@ def calibrate(doc: dict) -> tuple[dict, dict]:
     if len(train) < 5:
         raise SystemExit(f"only {len(train)} drift-free onnxruntime-node training rows of machines with a native "
                          "probe: measure another machine (scripts/measure/campaign.py records its probe)")
-    with open(paths.DEVICES_JSON) as f:
-        catalog = json.load(f)
-    catalog["devices"] = catalog["devices"] + [entries[m] for m in sorted(set(df.machine_id))]
+    catalog = probe_web.catalog_with_probes({m: entries[m] for m in sorted(set(df.machine_id))})
     fitted, opt, sample = fit(doc, train, catalog)
+    held_pred = predict(test, fitted, catalog)
     unseen = unseen_machines(doc, df, catalog)
     record = {
         "script": "scripts/calibration/calibrate_cpu_probe.py",
@@ -127,8 +130,9 @@ def calibrate(doc: dict) -> tuple[dict, dict]:
         "held_out_families": sorted(test.family.unique().tolist()),
         "fitted": {k: round(fitted["families"][FAMILY][k], 4) for k in FITTED},
         "train_rmse_log": round(math.sqrt(opt.fun), 4),
-        "in_sample": score(train, fitted, catalog), "held_out": score(test, fitted, catalog),
-        "by_machine": {m: {"held_out": score(test[test.machine_id == m], fitted, catalog)} for m in sorted(set(df.machine_id))},
+        "in_sample": score(train, fitted, catalog), "held_out": figures(held_pred, test),
+        "by_machine": {m: {"held_out": figures(held_pred[(test.machine_id == m).values], test[test.machine_id == m])}
+                       for m in sorted(set(df.machine_id))},
         "unseen_machines": unseen,
     }
     prov = json.loads(fitted["provenance"])

@@ -171,6 +171,19 @@ def left_out_constants(mid: str) -> dict | None:
     return stage_p.with_family(doc, [math.log(fitted[k]) for k in stage_p.FITTED])
 
 
+def groups(df: pd.DataFrame, entries: dict, e: str):
+    """(row mask, constants) of the rows predicted together on entry `e`: every machine with the entry at once
+    under the shipped constants; on the probe entry each machine apart, under stage P fitted without it."""
+    mids = [m for m in sorted(df.machine_id.unique()) if (m, e) in entries]
+    if e != "probe":
+        yield df.machine_id.isin(mids).values, None
+        return
+    for mid in mids:
+        constants = left_out_constants(mid)
+        if constants is not None:
+            yield (df.machine_id == mid).values, constants
+
+
 def predict(df: pd.DataFrame, catalog: dict, entries: dict) -> pd.DataFrame:
     """Each row's prediction by every predictor on every entry (columns <predictor>_<entry>), and what auto took.
     A machine without a probe entry, or one stage P did not leave out, has none on the probe entry (NaN)."""
@@ -180,12 +193,8 @@ def predict(df: pd.DataFrame, catalog: dict, entries: dict) -> pd.DataFrame:
         for p in PREDICTORS:
             out[f"{p}_{e}"] = np.nan
             out[f"{p}_{e}_band"] = [(np.nan, np.nan)] * len(out)
-        for mid in sorted(df.machine_id.unique()):
-            constants = left_out_constants(mid) if e == "probe" else None
-            if (mid, e) not in entries or (e == "probe" and constants is None):
-                continue
-            sel = (df.machine_id == mid).values
-            qs = cpu_rows.ort_queries(df[sel].assign(device_id=entries[(mid, e)]["id"]))
+        for sel, constants in groups(df, entries, e):
+            qs = cpu_rows.ort_queries(df[sel].assign(device_id=[entries[(m, e)]["id"] for m in df.machine_id[sel]]))
             for p in PREDICTORS:
                 res = run_queries([dict(q, predictor=p) for q in qs], constants, devices=catalog)
                 out.loc[sel, f"{p}_{e}"] = [r["latency_ms"] for r in res]
@@ -222,7 +231,7 @@ def fmt_signed(x: float) -> str:
     return f"{100 * x:+.0f}%"
 
 
-def lines(df: pd.DataFrame, describe: dict) -> list[str]:
+def lines(df: pd.DataFrame, describe: dict, ratios: list[str]) -> list[str]:
     out = [BEGIN]
     for mid, rows in df.groupby("machine_id"):
         d = describe[mid]
@@ -278,7 +287,10 @@ def lines(df: pd.DataFrame, describe: dict) -> list[str]:
                 probe = f"{fmt_pct(q['mape'])} | {fmt_signed(q['signed'])}"
             out.append(f"| {fam} | {split} | {len(part)} | {fmt_pct(r['mape'])} | {fmt_signed(r['signed'])} | "
                        f"{fmt_pct(a['mape'])} | {fmt_signed(a['signed'])} | {probe} |")
-    out += ["", END]
+    out += ["", "### Machines against each other", "",
+            "The configurations two machines both measured drift-free, image models (classic and torchvision) and "
+            "transformers apart; a probe ratio over 1 where the first machine is the slower one says the probe moved "
+            "with the machine.", ""] + ratios + ["", END]
     return out
 
 
@@ -287,7 +299,7 @@ def machine_ratios(rows: pd.DataFrame, described: dict) -> list[str]:
     per configuration), image models and transformers apart, beside their native probes' ratios: whether a
     probe's rate moves as the machine's time does. rows: cpu_ort_node.csv's drift-free rows, every machine."""
     ms = rows.assign(set=np.where(rows.model.str.startswith("transformers/"), "transformers", "image models"))
-    per = ms.groupby(["machine_id", "set"] + KEY).median_ms.median()
+    per = ms.groupby(["set"] + KEY + ["machine_id"]).median_ms.median().unstack("machine_id")  # configs x machines
     ids = sorted(rows.machine_id.unique())
     out = ["| machines (time of the first / the second) | models | configurations | time ratio, median | 10-90% | "
            "probe GEMM ratio (second / first) | probe read ratio |", "|---|---|---:|---:|---:|---:|---:|"]
@@ -297,12 +309,10 @@ def machine_ratios(rows: pd.DataFrame, described: dict) -> list[str]:
             probe = (f"{pb['gemm_gflops'] / pa['gemm_gflops']:.2f} | {pb['stream_gbs'] / pa['stream_gbs']:.2f}"
                      if pa and pb else "- | -")
             for kind in ("image models", "transformers"):
-                both = pd.concat([per[a][kind].rename("a") if kind in per[a] else pd.Series(dtype=float, name="a"),
-                                  per[b][kind].rename("b") if kind in per[b] else pd.Series(dtype=float, name="b")],
-                                 axis=1, join="inner")
+                both = per.loc[kind, [a, b]].dropna() if kind in per.index else per.iloc[:0]
                 if len(both) < 5:
                     continue
-                r = both.a / both.b
+                r = both[a] / both[b]
                 out.append(f"| {a} / {b} | {kind} | {len(both)} | {r.median():.2f} | {r.quantile(0.1):.2f}-"
                            f"{r.quantile(0.9):.2f} | {probe} |")
     return out
@@ -322,11 +332,7 @@ def main(argv=None) -> int:
     scored = predict(df, catalog, entries)
     every = pd.read_csv(CSV)
     ratios = machine_ratios(every[every.drift == 0], described)
-    body = lines(scored, described)
-    text = "\n".join(body[:-2] + ["", "### Machines against each other", "",
-                                   "The configurations two machines both measured drift-free, image models (classic and "
-                                   "torchvision) and transformers apart; a probe ratio over 1 where the first machine is "
-                                   "the slower one says the probe moved with the machine.", ""] + ratios + body[-2:])
+    text = "\n".join(lines(scored, described, ratios))
     print(text)
     return replace_section(text, BEGIN, END, "CPUs never fitted", args.update_doc, args.check, "never-fitted CPU")
 

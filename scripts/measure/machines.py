@@ -84,6 +84,11 @@ def catalog_id(machine_id: str) -> str | None:
     return CATALOG_IDS.get(machine_id)
 
 
+def probe_cpu(cli: str = paths.CLI) -> dict:
+    """`perfcard probe --cpu --json` on this machine: the rates' medians, the runs and the entry."""
+    return json.loads(subprocess.run([cli, "probe", "--cpu", "--json"], check=True, capture_output=True, text=True).stdout)
+
+
 def probe_native(cli: str = paths.CLI) -> dict:
     """This machine's one-thread rates as `perfcard probe --cpu` measures them natively (a matrix product in
     cache, a read over a buffer larger than L3): each rate's median over its probes, with the probes. The
@@ -91,7 +96,7 @@ def probe_native(cli: str = paths.CLI) -> dict:
     (scripts/calibration/calibrate_cpu_probe.py), and those `perfcard predict --device this-machine` measures are
     the same statistic. A campaign records it beside the machine's description (record()), on a quiet machine,
     so that a machine without a catalog entry still has measured rates to be predicted with."""
-    doc = json.loads(subprocess.run([cli, "probe", "--cpu", "--json"], check=True, capture_output=True, text=True).stdout)
+    doc = probe_cpu(cli)
     return {"gemm_gflops": round(doc["gemm_gflops"], 3), "stream_gbs": round(doc["stream_gbs"], 3),
             "runs": [{k: round(r[k], 3) for k in ("gemm_gflops", "stream_gbs")} for r in doc["runs"]],
             "timestamp": datetime.datetime.now().isoformat(timespec="seconds")}

@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
-import json
 import os
-import subprocess
 import sys
 import time
 
@@ -34,8 +32,8 @@ FIELDS = ["timestamp", "machine_id", "gemm_gflops", "stream_gbs", "gemm_min", "g
          [c for c, _, _ in TIMED] + ["ort_version"]
 
 
-def probe(cli: str = paths.CLI) -> dict:
-    doc = json.loads(subprocess.run([cli, "probe", "--cpu", "--json"], check=True, capture_output=True, text=True).stdout)
+def probe() -> dict:
+    doc = machines.probe_cpu()
     gemm = [r["gemm_gflops"] for r in doc["runs"]]
     return {"gemm_gflops": round(doc["gemm_gflops"], 3), "stream_gbs": round(doc["stream_gbs"], 3),
             "gemm_min": round(min(gemm), 3), "gemm_max": round(max(gemm), 3), "cores": doc["device"]["cores"]["value"]}

@@ -98,7 +98,7 @@ def web_rows(entries=None):
 def probed_rows(entries=None):
     """Drift-free onnxruntime-node rows of the machines with a native probe (not the catalogued build VM, whose
     rows stage E fits), their zoo graphs written first, each on its machine's cpu-probed entry
-    (machines.probed_entries(), by default): what stage P fits and the learned predictors' source cpu_probed."""
+    (machines.probed_entries(), by default): what stage P fits."""
     entries = machines.probed_entries() if entries is None else entries
     df = pd.read_csv(os.path.join(MEASURED, "cpu_ort_node.csv"))
     counts = {"all": int(len(df))}

@@ -43,11 +43,7 @@ def run_queries(queries, constants=None, devices=None, cli_path=None, weights_di
         web = any(d.startswith(probe_web.DEVICE_PREFIX) for d in named)
         native = any(d.startswith(machines.PROBED_PREFIX) for d in named)
         if web or native:
-            if web:
-                devices = probe_web.catalog_with_probes()
-            else:
-                with open(paths.DEVICES_JSON) as f:
-                    devices = json.load(f)
+            devices = probe_web.catalog_with_probes(None if web else {})
             if native:
                 devices["devices"] += list(machines.probed_entries().values())
     with tempfile.TemporaryDirectory() as tmp:
