@@ -16,7 +16,8 @@
 #              -> weights/roofline.json (last: it scores every stage's constants, stage W's included)
 # Needs ../shared/data/public, the model zoo (scripts/zoo/export_torchvision.py, scripts/zoo/transformers.py)
 # and a native build (PERFCARD=path/to/perfcard runs the stages with another build's CLI).
-# Then rebuild (scripts/build.sh) so the CLI and the wasm module embed the new constants.
+# Then rebuild (scripts/build.sh) so the CLI and the wasm module embed the new constants, and retrain
+# (scripts/retrain.sh: the learned files read the roofline's figures, and record their own on the probed CPUs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh --native-only >/dev/null

@@ -9,7 +9,10 @@
 #   ensemble     scripts.training.ensemble --write  on the members just written (out-of-fold refits of each), with
 #                every candidate: roofline, trees, GNN, transformer (the GNN's three refits are ~75 of its ~130
 #                minutes; PERFCARD_ENSEMBLE_MEMBERS=roofline,trees,transformer leaves them out)
-#   reports      scripts.training.evaluate --update-doc, scripts.calibration.evaluate_gpu_ours --update-doc
+#   probed       scripts.calibration.evaluate_cpu_machines --write-weights   each file's figure on the probed CPUs
+#                (machines no training row ran on, on their probe entries), which `auto` goes by on this-machine
+#   reports      scripts.training.evaluate --update-doc, scripts.calibration.evaluate_gpu_ours --update-doc,
+#                scripts.calibration.evaluate_cpu_machines --update-doc
 #   wasm         scripts/build.sh                   the page's module and the CLI with the new files
 # Run it after anything that changes a feature the files read: the roofline's constants (scripts/calibrate.sh:
 # the roofline's latency, busy time and plan are features), the core's feature rows, or the training sources
@@ -23,7 +26,7 @@
 # Each step's output goes to build/retrain/<step>.log, with its time; the script stops at the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-steps=(zoo trees gnn transformer ensemble reports wasm)
+steps=(zoo trees gnn transformer ensemble probed reports wasm)
 from=${steps[0]}
 only=""
 if [ "${1:-}" = "--from" ]; then
@@ -60,9 +63,11 @@ for step in "${steps[@]}"; do
       [ "$ran_before" = 1 ] && rm -f build/retrain/ensemble_cache.pkl*
       nice -n 19 $py -m scripts.training.ensemble --write --cache build/retrain/ensemble_cache.pkl \
         --members "${PERFCARD_ENSEMBLE_MEMBERS:-roofline,trees,gnn,transformer}" ;;
+    probed) nice -n 19 $py -m scripts.calibration.evaluate_cpu_machines --write-weights ;;
     reports)
       $py -m scripts.training.evaluate --update-doc
-      $py -m scripts.calibration.evaluate_gpu_ours --update-doc ;;
+      $py -m scripts.calibration.evaluate_gpu_ours --update-doc
+      $py -m scripts.calibration.evaluate_cpu_machines --update-doc ;;
     wasm) bash scripts/build.sh ;;
   esac > "build/retrain/$step.log" 2>&1 || { echo "retrain.sh: $step failed; see build/retrain/$step.log" >&2; exit 1; }
   ran_before=1

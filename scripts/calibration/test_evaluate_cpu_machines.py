@@ -67,6 +67,45 @@ class DeviceEntry(unittest.TestCase):
         self.assertIsNone(ecm.core_of(dict(ZEN3, family="26", model="0x2")))
         self.assertIsNone(ecm.core_of(dict(ZEN3, model=None)))
 
+    def test_a_learned_predictor_must_be_nearer_on_every_probed_machine(self):
+        n = 12
+        rows = pd.DataFrame({"machine_id": ["a"] * n + ["b"] * n, "latency_ms": [10.0] * (2 * n),
+                             "roofline_probe": [13.0] * (2 * n)})  # 30% off on both machines
+        for p in ecm.LEARNED:
+            rows[f"{p}_probe_took"] = p
+        rows["trees_probe"] = [10.5] * n + [12.0] * n       # 5% and 20%: nearer on both
+        rows["gnn_probe"] = [10.0] * n + [13.5] * n         # 0% and 35%: nearer pooled, not on b
+        rows["transformer_probe"] = [12.0] * (2 * n)        # 20% on both
+        rows["ensemble_probe"] = rows.roofline_probe
+        rows["ensemble_probe_took"] = "roofline"            # declined the family
+        acc = ecm.probe_accuracy(rows)
+        self.assertNotIn("ensemble", acc)
+        self.assertTrue(acc["trees"]["beats"])
+        self.assertAlmostEqual(acc["trees"]["mape"], 0.125)
+        self.assertAlmostEqual(acc["trees"]["machines"]["b"]["mape"], 0.2)
+        self.assertLess(acc["gnn"]["mape"], acc["gnn"]["roofline_mape"])
+        self.assertFalse(acc["gnn"]["beats"])
+        self.assertTrue(acc["transformer"]["beats"])
+        few = ecm.probe_accuracy(rows.iloc[[0, 1, n, n + 1]])
+        self.assertFalse(few["trees"]["beats"])  # 4 rows: fewer than a family needs
+
+    def test_the_probed_figure_joins_a_files_other_unseen_families(self):
+        meta = {"accuracy.unseen.families": ["cpu", "turing"], "accuracy.unseen.mape": [0.3, 0.2],
+                "accuracy.unseen.roofline_mape": [0.35, 0.4], "accuracy.unseen.rows": [100, 50],
+                "accuracy.unseen.beats_roofline": [1, 1]}
+        a = {"mape": 0.18, "roofline_mape": 0.32, "rows": 551, "beats": True}
+        new = {k: (v.values if hasattr(v, "values") else v) for k, v in ecm.with_probe_figure(meta, a, ["m1", "m2"]).items()}
+        self.assertEqual(new["accuracy.unseen.families"], ["cpu", "cpu-probed", "turing"])
+        self.assertEqual(new["accuracy.unseen.mape"], [0.3, 0.18, 0.2])
+        self.assertEqual(new["accuracy.unseen.beats_roofline"], [1, 1, 1])
+        self.assertIn("2 machines: m1, m2", new[ecm.PROBE_SPLIT_KEY])
+        self.assertEqual(ecm.recorded(new), {"mape": 0.18, "roofline_mape": 0.32, "rows": 551, "beats_roofline": 1})
+        again = {k: (v.values if hasattr(v, "values") else v)
+                 for k, v in ecm.with_probe_figure(new, dict(a, mape=0.4, beats=False), ["m1"]).items()}
+        self.assertEqual(again["accuracy.unseen.families"], ["cpu", "cpu-probed", "turing"])  # replaced, not added
+        self.assertEqual(ecm.recorded(again)["beats_roofline"], 0)
+        self.assertIsNone(ecm.recorded({}))  # a file without figures on unseen devices (the networks before)
+
     def test_lscpu_cache_sizes_per_instance(self):
         self.assertEqual(ecm.mib("32 MiB (1 instance)"), 32)
         self.assertEqual(ecm.mib("1 MiB (2 instances)"), 0.5)

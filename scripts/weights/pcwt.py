@@ -284,32 +284,39 @@ def write(path, metadata, tensors, **kwargs):
     return data
 
 
-def add_metadata(data, extra):
-    """The file `data` with the metadata `extra` appended, every other byte of metadata, tensor table and
-    data kept (tensor offsets are relative to the data section, which only moves): for a key a committed
-    file lacks, without retraining what it holds. Refuses keys the file already has."""
-    w = read_bytes(data)
-    clash = sorted(set(extra) & set(w.metadata_types))
-    if clash:
-        raise ValueError(f"the file already has metadata {clash}")
+def set_metadata(data, values):
+    """The file `data` with each metadata key of `values` set: a key the file has keeps its place with the new
+    value, a new one is appended; every other byte of metadata, the tensor table and the data are kept (tensor
+    offsets are relative to the data section, which only moves). For figures measured after training (what a
+    predictor does on devices it never saw), so that stating them does not retrain what the file holds."""
+    read_bytes(data)  # a valid file, or the reader's error
     data = bytes(data)
     _, major, minor, alignment, n_meta, n_tensors, reserved, data_offset, data_size = HEADER.unpack_from(data, 0)
-    pos = HEADER.size
+    pos, entries = HEADER.size, []
     for _ in range(n_meta):
-        pos += 4 + struct.unpack_from("<I", data, pos)[0] + 1
+        start = pos
+        n = struct.unpack_from("<I", data, pos)[0]
+        key = data[pos + 4:pos + 4 + n].decode("utf-8")
+        pos += 4 + n + 1
         pos += 4 + struct.unpack_from("<I", data, pos)[0]
+        entries.append((key, data[start:pos]))
     meta_end = pos
     for _ in range(n_tensors):
         pos += 4 + struct.unpack_from("<I", data, pos)[0]
         ndims = struct.unpack_from("<II", data, pos)[1]
         pos += 8 + 8 * ndims + 16
-    new = b""
-    for key, v in extra.items():
-        code, payload = _value(v)
-        new += _string(key) + struct.pack("<BI", code, len(payload)) + payload
-    body = data[HEADER.size:meta_end] + new + data[meta_end:pos]
+
+    def encoded(key):
+        code, payload = _value(values[key])
+        return _string(key) + struct.pack("<BI", code, len(payload)) + payload
+
+    present = {k for k, _ in entries}
+    meta = b"".join(encoded(k) if k in values else raw for k, raw in entries)
+    meta += b"".join(encoded(k) for k in values if k not in present)
+    body = meta + data[meta_end:pos]
     offset = _align(HEADER.size + len(body), alignment)
-    head = HEADER.pack(MAGIC, major, minor, alignment, n_meta + len(extra), n_tensors, reserved, offset, data_size)
+    n_new = len(entries) + sum(k not in present for k in values)
+    head = HEADER.pack(MAGIC, major, minor, alignment, n_new, n_tensors, reserved, offset, data_size)
     return head + body + bytes(offset - HEADER.size - len(body)) + data[data_offset:]
 
 

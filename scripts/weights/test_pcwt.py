@@ -85,6 +85,25 @@ class Errors(unittest.TestCase):
         self.assertNotIn("example.future", w.metadata)
         self.assertEqual(w.tensors["future"].dtype, "dtype#77")
 
+    def test_set_metadata_keeps_the_tensors(self):
+        x = np.arange(96, dtype=np.float32).reshape(3, 32)
+        data = pcwt.write_bytes(dict(META, figure=[1.0, 2.0], note="old"), {"x": x, "q": pcwt.Q8_0(x)})
+        # Longer values move the data section; the tensors must read the same after it.
+        new = pcwt.set_metadata(data, {"figure": [3.0, 4.0, 5.0], "note": "a much longer note " * 10, "added": 7})
+        w, before = pcwt.read_bytes(new), pcwt.read_bytes(data)
+        self.assertEqual(w.metadata["figure"], [3.0, 4.0, 5.0])
+        self.assertEqual(w.metadata["added"], 7)
+        self.assertEqual(list(w.metadata)[:len(before.metadata)], list(before.metadata))  # in place
+        for k in ("predictor", "training.sources"):
+            self.assertEqual(w.metadata[k], before.metadata[k])
+        for name in ("x", "q"):
+            self.assertEqual(w.tensors[name].numpy().tobytes(), before.tensors[name].numpy().tobytes())
+            self.assertEqual(w.tensors[name].offset % 64, 0)
+        self.assertEqual(pcwt.set_metadata(new, {"figure": [1.0, 2.0], "note": "old"}),
+                         pcwt.set_metadata(data, {"added": 7}))  # the same file either way
+        with self.assertRaises(pcwt.PcwtError):
+            pcwt.set_metadata(data[:-3], {"added": 1})
+
     def test_header_and_table(self):
         self.assertEqual(error(b"GGUF\x03\x00\x00\x00"),
                          ('not a PerfCard weights file (magic "GGUF", expected "PCWT")', 0))

@@ -436,9 +436,12 @@ describe('perfcard probe', () => {
     const row = JSON.parse(r.stdout).predictions.find((p) => p.device === 'this-machine');
     assert.ok(row && row.latency_ms > 0);
     assert.equal(row.runtime, 'onnxruntime');
-    // No learned predictor trained on a probed CPU: auto leaves it to the roofline, whose uncertainty is stage P's.
-    assert.equal(row.predictor.name, 'roofline');
+    // No learned predictor trained on a probed CPU, but their files record how near they came on machines
+    // none trained on (evaluate_cpu_machines --write-weights): auto takes the nearest, flagged, its figure doubled.
+    assert.ok(['trees', 'gnn', 'transformer'].includes(row.predictor.name), row.predictor.name);
+    assert.deepEqual(row.ood_reasons, ['untrained-device-family']);
     assert.ok(row.uncertainty > 0.1 && row.uncertainty < 1, `uncertainty ${row.uncertainty}`);
+    assert.ok(row.latency_band_ms[0] < row.latency_ms && row.latency_ms < row.latency_band_ms[1]);
 
     // A probe kept from before (perfcard probe --json's output) is taken as it is: nothing is probed again.
     const dir = mkdtempSync(join(tmpdir(), 'perfcard-probe-'));
