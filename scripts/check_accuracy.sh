@@ -8,7 +8,9 @@
 #   training-time  scripts.training.evaluate_training_time --check     a training step's time
 #   gpu-ours       scripts.calibration.evaluate_gpu_ours --check       our own GPU campaign's rows
 #   cuda-graphs    scripts.calibration.calibrate_cuda_graphs --check   CUDA graphs (stage H)
-#   cpu-machines   scripts.calibration.evaluate_cpu_machines --check   CPUs nothing was fitted on
+#   cpu-machines   scripts.calibration.evaluate_cpu_machines --check   CPUs nothing was fitted on (and the learned
+#                                                                      files' figures on probed CPUs)
+#   ort-kernels    scripts.measure.kernel_profile --check              onnxruntime's kernels against the plan
 # Each check's output goes to build/check_accuracy/<name>.log. Exit 1 naming the sections that differ (their
 # logs say which figures). About 4 minutes on a 2-core machine whose zoo is whole; the first time, writing
 # the graphs takes longer (hours for the whole zoo: `scripts.zoo.all` writes it, resumable).
@@ -24,6 +26,7 @@ checks=(
   "gpu-ours scripts.calibration.evaluate_gpu_ours"
   "cuda-graphs scripts.calibration.calibrate_cuda_graphs"
   "cpu-machines scripts.calibration.evaluate_cpu_machines"
+  "ort-kernels scripts.measure.kernel_profile"
 )
 differ=()
 for c in "${checks[@]}"; do
