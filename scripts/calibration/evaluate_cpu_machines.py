@@ -233,7 +233,7 @@ def needs(err: pd.Series, coverage: float = 0.8) -> float | None:
 
 def probe_accuracy(scored: pd.DataFrame) -> dict:
     """Per learned predictor, its error on the probe entry of the machines stage P left out, every row of each
-    (no predictor trained on any of these machines' onnxruntime rows, whichever family the model is), beside
+    (no predictor trained on any of these machines' onnxruntime-node rows, whichever family the model is), beside
     the roofline's on the same rows: pooled (row-weighted, the figure its file records) and per machine. It
     beats the roofline, so that `auto` may take it on a CPU known by its probe, only where it is nearer pooled
     over at least MIN_ROWS_DEFAULT rows and on every machine apart. A predictor that declined the rows (the
@@ -248,12 +248,12 @@ def probe_accuracy(scored: pd.DataFrame) -> dict:
     for p in LEARNED:
         if (rows[f"{p}_probe_took"] != p).any():
             continue
-        machines = {mid: {"mape": mape(f"{p}_probe", g), "roofline_mape": mape("roofline_probe", g), "rows": len(g)}
-                    for mid, g in rows.groupby("machine_id")}
+        per_machine = {mid: {"mape": mape(f"{p}_probe", g), "roofline_mape": mape("roofline_probe", g), "rows": len(g)}
+                       for mid, g in rows.groupby("machine_id")}
         a = {"mape": mape(f"{p}_probe", rows), "roofline_mape": mape("roofline_probe", rows), "rows": len(rows),
-             "machines": machines}
+             "machines": per_machine}
         a["beats"] = bool(a["mape"] < a["roofline_mape"] and a["rows"] >= MIN_ROWS_DEFAULT and
-                          all(m["mape"] < m["roofline_mape"] for m in machines.values()))
+                          all(m["mape"] < m["roofline_mape"] for m in per_machine.values()))
         out[p] = a
     return out
 
@@ -272,53 +272,94 @@ def recorded(meta: dict) -> dict | None:
     return {k: meta[f"accuracy.unseen.{k}"][i] for k in UNSEEN}
 
 
-def with_probe_figure(meta: dict, a: dict, machine_ids) -> dict:
-    """The metadata that sets the probed family's entry of accuracy.unseen.* to `a` (probe_accuracy's), every
-    other family's kept (the trees' leave-one-device-out ones), and says how it was measured."""
-    by = {f: {k: meta[f"accuracy.unseen.{k}"][i] for k in UNSEEN}
-          for i, f in enumerate(meta.get("accuracy.unseen.families", []))}
-    by[PROBED_FAMILY] = {"mape": a["mape"], "roofline_mape": a["roofline_mape"], "rows": a["rows"],
-                         "beats_roofline": int(a["beats"])}
-    fams = sorted(by)
+def probe_split(machine_ids) -> str:
+    """How the probed family's figure was measured, as its files say it (accuracy.unseen.cpu-probed.split)."""
+    return (f"each machine's onnxruntime-node rows (every model family; no onnxruntime-node row of these machines was "
+            f"trained on), predicted on its `perfcard probe` entry with stage P fitted without it; {len(machine_ids)} "
+            f"machines: {', '.join(machine_ids)} (scripts/calibration/evaluate_cpu_machines.py --write-weights)")
+
+
+def with_probe_figure(meta: dict, a: dict | None, machine_ids) -> tuple[dict, tuple]:
+    """(metadata to set, keys to remove) that make the probed family's entry of accuracy.unseen.* `a`
+    (probe_accuracy's), or drop it where `a` is None, every other family's kept (the trees' leave-one-device-out
+    ones); the arrays go altogether when no family is left."""
+    fams = list(meta.get("accuracy.unseen.families", []))
+    arrays = [f"accuracy.unseen.{k}" for k in UNSEEN]
+    alongside = sorted(k for k, v in meta.items() if fams and k.startswith("accuracy.unseen.") and isinstance(v, list)
+                       and len(v) == len(fams) and k != "accuracy.unseen.families" and k not in arrays)
+    if alongside:
+        raise SystemExit(f"{meta.get('predictor')}: accuracy.unseen arrays this script does not keep in step: {alongside}")
+    by = {f: {k: meta[f"accuracy.unseen.{k}"][i] for k in UNSEEN} for i, f in enumerate(fams) if f != PROBED_FAMILY}
+    if a is not None:
+        by[PROBED_FAMILY] = {"mape": a["mape"], "roofline_mape": a["roofline_mape"], "rows": a["rows"],
+                             "beats_roofline": int(a["beats"])}
+    split = (PROBE_SPLIT_KEY,) if PROBE_SPLIT_KEY in meta and a is None else ()
+    if not by:
+        return {}, tuple(k for k in ["accuracy.unseen.families"] + arrays if k in meta) + split
+    order = sorted(by)
     types = {"mape": "float64", "roofline_mape": "float64", "rows": "int64", "beats_roofline": "int64"}
-    out = {"accuracy.unseen.families": pcwt.Array("string", fams)}
-    out.update({f"accuracy.unseen.{k}": pcwt.Array(t, [by[f][k] for f in fams]) for k, t in types.items()})
-    out[PROBE_SPLIT_KEY] = (
-        f"each machine's onnxruntime-node rows (every model family; no training row ran on these machines), predicted "
-        f"on its `perfcard probe` entry with stage P fitted without it; {len(machine_ids)} machines: "
-        f"{', '.join(machine_ids)} (scripts/calibration/evaluate_cpu_machines.py --write-weights)")
-    return out
+    out = {"accuracy.unseen.families": pcwt.Array("string", order)}
+    out.update({f"accuracy.unseen.{k}": pcwt.Array(t, [by[f][k] for f in order]) for k, t in types.items()})
+    if a is not None:
+        out[PROBE_SPLIT_KEY] = probe_split(machine_ids)
+    return out, split
 
 
 def write_weights(acc: dict, machine_ids) -> None:
-    """Records each learned file's figure on probed CPUs in the file (weights/<name>.pcwt, the tensors kept) and
-    refreshes the manifest: the core's `auto` reads it for a device of the probed family."""
-    for p, a in acc.items():
+    """Records each learned file's figure on probed CPUs in the file (weights/<name>.pcwt, the tensors kept), and
+    takes a stale one out of a file that has no figure now; then refreshes the manifest: the core's `auto` reads
+    it for a device of the probed family. Every file is made before any is replaced, each replaced whole, and
+    the manifest refreshed whatever happens, so that the CLI never finds a file its manifest does not list."""
+    new = {}
+    for p in LEARNED:
         with open(weights_path(p), "rb") as f:
             data = f.read()
-        data = pcwt.set_metadata(data, with_probe_figure(pcwt.read_bytes(data).metadata, a, machine_ids))
-        with open(weights_path(p), "wb") as f:
-            f.write(data)
-        print(f"weights/{p}.pcwt: {PROBED_FAMILY} {a['mape']:.1%} (roofline {a['roofline_mape']:.1%}) on "
-              f"{a['rows']} rows -> {'may be auto' if a['beats'] else 'not auto'}")
-    refresh_manifest()
+        meta = pcwt.read_bytes(data).metadata
+        if acc.get(p) is None and recorded(meta) is None:
+            continue
+        values, remove = with_probe_figure(meta, acc.get(p), machine_ids)
+        new[p] = pcwt.set_metadata(data, values, remove)
+    try:
+        for p, data in new.items():
+            tmp = weights_path(p) + ".tmp"
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, weights_path(p))
+            a = acc.get(p)
+            print(f"weights/{p}.pcwt: " + (f"{PROBED_FAMILY} {a['mape']:.1%} (roofline {a['roofline_mape']:.1%}) on "
+                                          f"{a['rows']} rows -> {'may be auto' if a['beats'] else 'not auto'}"
+                                          if a else f"its stale {PROBED_FAMILY} figure taken out"))
+    finally:
+        refresh_manifest()
 
 
-def weights_problems(acc: dict) -> list[str]:
+def weights_problems(acc: dict, machine_ids) -> list[str]:
     """How the committed files' figures on probed CPUs differ from the ones measured now (empty: they agree)."""
     problems = []
     for p in LEARNED:
         with open(weights_path(p), "rb") as f:
-            have = recorded(pcwt.read_bytes(f.read()).metadata)
-        a = acc.get(p)
+            meta = pcwt.read_bytes(f.read()).metadata
+        have, a = recorded(meta), acc.get(p)
         if a is None and have is not None:
             problems.append(f"weights/{p}.pcwt records a {PROBED_FAMILY} figure, measured none now")
         elif a is not None and (have is None or have["rows"] != a["rows"] or bool(have["beats_roofline"]) != a["beats"]
                                 or abs(have["mape"] - a["mape"]) > 1e-6
-                                or abs(have["roofline_mape"] - a["roofline_mape"]) > 1e-6):
-            problems.append(f"weights/{p}.pcwt: {PROBED_FAMILY} recorded {have}, measured {a['mape']:.4f} "
-                            f"(roofline {a['roofline_mape']:.4f}) on {a['rows']} rows")
+                                or abs(have["roofline_mape"] - a["roofline_mape"]) > 1e-6
+                                or meta.get(PROBE_SPLIT_KEY) != probe_split(machine_ids)):
+            problems.append(f"weights/{p}.pcwt: {PROBED_FAMILY} recorded {have} ({meta.get(PROBE_SPLIT_KEY)}), measured "
+                            f"{a['mape']:.4f} (roofline {a['roofline_mape']:.4f}) on {a['rows']} rows of "
+                            f"{', '.join(machine_ids)}")
     return problems
+
+
+def seen_otherwise(machine_ids) -> list[str]:
+    """The probed machines whose rows of another runtime (onnxruntime-web: devices named after the machine) are
+    among a learned file's training rows."""
+    devices = set()
+    for p in LEARNED:
+        with open(weights_path(p), "rb") as f:
+            devices |= set(pcwt.read_bytes(f.read()).metadata.get("training.devices", []))
+    return [m for m in machine_ids if any(m in d for d in devices)]
 
 
 def auto_lines(acc: dict) -> list[str]:
@@ -327,10 +368,13 @@ def auto_lines(acc: dict) -> list[str]:
     if not acc:
         return []
     mids = sorted(next(iter(acc.values()))["machines"])
+    seen = seen_otherwise(mids)
     out = ["", "### What `--predictor auto` takes on a CPU known by its probe", "",
            f"Every row of each machine above on its probe entry, stage P fitted without it (family `{PROBED_FAMILY}`, "
-           "the entry `perfcard predict --device this-machine` makes): no learned predictor trained on any row of these "
-           "machines' onnxruntime runs, so every row measures a CPU never seen. A learned predictor may be `auto`'s "
+           "the entry `perfcard predict --device this-machine` makes): no learned predictor trained on an "
+           "onnxruntime-node row of these machines, so every row measures onnxruntime on a CPU never seen natively" + (
+               f" ({', '.join(seen)} is not wholly new to them: its onnxruntime-web rows, another runtime in its browser "
+               "and node, are among their training rows)" if seen else "") + ". A learned predictor may be `auto`'s "
            f"choice on such a device only where it is nearer than the roofline pooled over at least {MIN_ROWS_DEFAULT} rows "
            "and on every machine apart; its file records the pooled figure (`accuracy.unseen`, written by "
            "`--write-weights`), which is also the uncertainty its rows show there (doubled: the family is out of its "
@@ -463,21 +507,22 @@ def main(argv=None) -> int:
     catalog, entries, described = found
     scored = predict(df, catalog, entries)
     acc = probe_accuracy(scored)
+    probed_ids = sorted(df.machine_id[scored.roofline_probe.notna()].unique())
     if args.write_weights:
-        write_weights(acc, sorted(df.machine_id[scored.roofline_probe.notna()].unique()))
+        write_weights(acc, probed_ids)
         scored = predict(df, catalog, entries)  # the rows auto answers, and the bands, with the figures recorded
     every = pd.read_csv(CSV)
     ratios = machine_ratios(every[every.drift == 0], described)
     text = "\n".join(lines(scored, described, ratios, acc))
     print(text)
-    problems = weights_problems(acc)
+    problems = weights_problems(acc, probed_ids)
     for p in problems:
         print(p, file=sys.stderr)
     if problems and args.check:
         print("the learned files' figures on probed CPUs are not the ones measured now: run --write-weights",
               file=sys.stderr)
-        return 1
-    return replace_section(text, BEGIN, END, "CPUs never fitted", args.update_doc, args.check, "never-fitted CPU")
+    doc = replace_section(text, BEGIN, END, "CPUs never fitted", args.update_doc, args.check, "never-fitted CPU")
+    return 1 if doc or (problems and args.check) else 0
 
 
 if __name__ == "__main__":

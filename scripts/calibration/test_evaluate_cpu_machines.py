@@ -94,17 +94,32 @@ class DeviceEntry(unittest.TestCase):
                 "accuracy.unseen.roofline_mape": [0.35, 0.4], "accuracy.unseen.rows": [100, 50],
                 "accuracy.unseen.beats_roofline": [1, 1]}
         a = {"mape": 0.18, "roofline_mape": 0.32, "rows": 551, "beats": True}
-        new = {k: (v.values if hasattr(v, "values") else v) for k, v in ecm.with_probe_figure(meta, a, ["m1", "m2"]).items()}
+
+        def plain(values):
+            return {k: (v.values if hasattr(v, "values") else v) for k, v in values.items()}
+        values, remove = ecm.with_probe_figure(meta, a, ["m1", "m2"])
+        new = plain(values)
+        self.assertEqual(remove, ())
         self.assertEqual(new["accuracy.unseen.families"], ["cpu", "cpu-probed", "turing"])
         self.assertEqual(new["accuracy.unseen.mape"], [0.3, 0.18, 0.2])
         self.assertEqual(new["accuracy.unseen.beats_roofline"], [1, 1, 1])
         self.assertIn("2 machines: m1, m2", new[ecm.PROBE_SPLIT_KEY])
         self.assertEqual(ecm.recorded(new), {"mape": 0.18, "roofline_mape": 0.32, "rows": 551, "beats_roofline": 1})
-        again = {k: (v.values if hasattr(v, "values") else v)
-                 for k, v in ecm.with_probe_figure(new, dict(a, mape=0.4, beats=False), ["m1"]).items()}
+        again = plain(ecm.with_probe_figure(new, dict(a, mape=0.4, beats=False), ["m1"])[0])
         self.assertEqual(again["accuracy.unseen.families"], ["cpu", "cpu-probed", "turing"])  # replaced, not added
         self.assertEqual(ecm.recorded(again)["beats_roofline"], 0)
         self.assertIsNone(ecm.recorded({}))  # a file without figures on unseen devices (the networks before)
+        # A predictor with no figure now loses its stale one; a file left with no family loses the arrays.
+        values, remove = ecm.with_probe_figure(new, None, [])
+        self.assertEqual(plain(values)["accuracy.unseen.families"], ["cpu", "turing"])
+        self.assertEqual(remove, (ecm.PROBE_SPLIT_KEY,))
+        only = plain(ecm.with_probe_figure({}, a, ["m1"])[0])
+        values, remove = ecm.with_probe_figure(only, None, [])
+        self.assertEqual(values, {})
+        self.assertIn("accuracy.unseen.families", remove)
+        self.assertIn(ecm.PROBE_SPLIT_KEY, remove)
+        with self.assertRaisesRegex(SystemExit, "accuracy.unseen.extra"):
+            ecm.with_probe_figure(dict(meta, **{"accuracy.unseen.extra": [1, 2]}), a, ["m1"])
 
     def test_lscpu_cache_sizes_per_instance(self):
         self.assertEqual(ecm.mib("32 MiB (1 instance)"), 32)

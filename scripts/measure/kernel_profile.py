@@ -40,6 +40,7 @@ from collections import defaultdict
 from scripts import paths
 from scripts.measure import campaign, machines
 from scripts.roofline.perfcard_eval import cli
+from scripts.zoo import manifest as zoo_manifest
 
 CSV = os.path.join(paths.MEASURED, "cpu_ort_kernels.csv")
 FIELDS = ["timestamp", "machine_id", "model", "family", "batch", "threads", "ort_version", "runs", "plain_ms", "run_ms",
@@ -199,7 +200,7 @@ def compare(rows: list[dict], entry: dict) -> list[dict]:
         with open(device_file, "w") as f:
             json.dump({"devices": [entry]}, f)
         for (m, b, t), kinds in sorted(configs.items()):
-            graph = os.path.join(paths.ZOO_OUT, f"{m}.onnx")
+            graph = zoo_manifest.graph_path(m)
             by_name, op_classes = node_classes(graph, b)
             roofline_ms, kernels = plan(graph, b, t, device_file, entry["id"])
             ort, plan_cls, ort_ops, plan_ops = (defaultdict(lambda: [0, 0.0]) for _ in range(4))
@@ -213,10 +214,12 @@ def compare(rows: list[dict], entry: dict) -> list[dict]:
                     ort_ops[ORT_ALIASES.get(k["op"], k["op"])][1] += ms
             for k in kernels:
                 c = by_name.get(k["name"], "other")
-                plan_cls[c][0] += 1
-                plan_cls[c][1] += k["time_ms"] * k.get("repeat", 1)
-                plan_ops[k["op_type"]][0] += 1
-                plan_ops[k["op_type"]][1] += k["time_ms"] * k.get("repeat", 1)
+                runs, ms = k.get("repeat", 1), k["time_ms"] * k.get("repeat", 1)  # a loop body's kernels run `repeat` times
+                plan_cls[c][0] += runs
+                plan_cls[c][1] += ms
+                if c != SHAPE_CLASS:  # as onnxruntime's: shape arithmetic has its class, not its op types
+                    plan_ops[k["op_type"]][0] += runs
+                    plan_ops[k["op_type"]][1] += ms
             out.append({"model": m, "family": kinds[0]["family"], "batch": b, "threads": t,
                         "plain_ms": float(kinds[0]["plain_ms"]), "run_ms": float(kinds[0]["run_ms"]),
                         "kernels_ms": float(kinds[0]["kernels_ms"]),

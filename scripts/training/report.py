@@ -357,7 +357,9 @@ def unseen_lines(meta: dict) -> list[str]:
              "ran on (the catalog's A100, H100, L4, every CPU but the build VM, a visitor's own machine), `auto` "
              "goes by the leave-one-device-out rows above instead (pooled per device family, as the trees' file "
              "records them); the GNN, the transformer and the ensemble have no such figure (a retrain per device, "
-             "see `scripts/training/lodo.py`), so there they are never the default.", "",
+             "see `scripts/training/lodo.py`), so there they are never the default, but on a CPU known by its probe "
+             "(`--device this-machine`), where the files record their figures on the probed machines (section \"CPUs "
+             "never fitted\").", "",
              "| family | rows | roofline MAPE | trees MAPE | auto takes |", "|---|---:|---:|---:|---|"]
     for f, rows, roof, mape, beats in zip(fams, meta["accuracy.unseen.rows"], meta["accuracy.unseen.roofline_mape"],
                                           meta["accuracy.unseen.mape"], meta["accuracy.unseen.beats_roofline"]):

@@ -284,11 +284,12 @@ def write(path, metadata, tensors, **kwargs):
     return data
 
 
-def set_metadata(data, values):
-    """The file `data` with each metadata key of `values` set: a key the file has keeps its place with the new
-    value, a new one is appended; every other byte of metadata, the tensor table and the data are kept (tensor
-    offsets are relative to the data section, which only moves). For figures measured after training (what a
-    predictor does on devices it never saw), so that stating them does not retrain what the file holds."""
+def set_metadata(data, values, remove=()):
+    """The file `data` with each metadata key of `values` set and each key of `remove` gone: a key the file has
+    keeps its place with the new value, a new one is appended; every other byte of metadata, the tensor table and
+    the data are kept (tensor offsets are relative to the data section, which only moves). For figures measured
+    after training (what a predictor does on devices it never saw), so that stating them does not retrain what
+    the file holds."""
     read_bytes(data)  # a valid file, or the reader's error
     data = bytes(data)
     _, major, minor, alignment, n_meta, n_tensors, reserved, data_offset, data_size = HEADER.unpack_from(data, 0)
@@ -310,6 +311,9 @@ def set_metadata(data, values):
         code, payload = _value(values[key])
         return _string(key) + struct.pack("<BI", code, len(payload)) + payload
 
+    if set(values) & set(remove):
+        raise ValueError(f"metadata {sorted(set(values) & set(remove))} both set and removed")
+    entries = [(k, raw) for k, raw in entries if k not in remove]
     present = {k for k, _ in entries}
     meta = b"".join(encoded(k) if k in values else raw for k, raw in entries)
     meta += b"".join(encoded(k) for k in values if k not in present)

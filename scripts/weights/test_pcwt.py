@@ -103,6 +103,11 @@ class Errors(unittest.TestCase):
                          pcwt.set_metadata(data, {"added": 7}))  # the same file either way
         with self.assertRaises(pcwt.PcwtError):
             pcwt.set_metadata(data[:-3], {"added": 1})
+        gone = pcwt.read_bytes(pcwt.set_metadata(new, {}, remove=("added", "note")))
+        self.assertNotIn("added", gone.metadata)
+        self.assertNotIn("note", gone.metadata)
+        self.assertEqual(gone.metadata["figure"], [3.0, 4.0, 5.0])
+        self.assertEqual(gone.tensors["q"].numpy().tobytes(), before.tensors["q"].numpy().tobytes())
 
     def test_header_and_table(self):
         self.assertEqual(error(b"GGUF\x03\x00\x00\x00"),
