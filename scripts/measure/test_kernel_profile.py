@@ -50,5 +50,19 @@ class ParseProfile(unittest.TestCase):
         self.assertEqual(kp.ort_class("LayerNormalization", 0, classes), "LayerNormalization (onnxruntime's fusion)")
 
 
+
+
+class Configurations(unittest.TestCase):
+    def test_each_kind_is_profiled_at_the_campaigns_first_shape(self):
+        self.assertEqual(kp.shape_of({"kind": "image"}, 16), (16, 0, 0))
+        self.assertEqual(kp.shape_of({"kind": "sequence"}, 4), (4, 128, 0))   # 128 tokens of prompt
+        self.assertEqual(kp.shape_of({"kind": "decode"}, 1), (1, 1, 128))     # one token over a 128-token cache
+
+    def test_rows_from_before_the_sequence_columns_are_image_configurations(self):
+        self.assertEqual(kp.config_of({"model": "resnet18", "batch": "1", "threads": "2"}), ("resnet18", 1, 0, 0, 2))
+        self.assertEqual(kp.config_of({"model": "m", "batch": "1", "sequence": "1", "past_sequence": "128",
+                                       "threads": "1"}), ("m", 1, 1, 128, 1))
+
+
 if __name__ == "__main__":
     unittest.main()
