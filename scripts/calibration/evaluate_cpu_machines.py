@@ -41,7 +41,7 @@ from scripts.measure import machines
 from scripts.roofline import cpu_rows
 from scripts.calibration.calibrate_cpu_probe import FAMILY as PROBED_FAMILY
 from scripts.roofline.perfcard_eval import refresh_manifest, run_queries
-from scripts.training.report import MIN_ROWS_DEFAULT, fmt_pct, fmt_tau, mean_tau, replace_section
+from scripts.training.report import MIN_ROWS_DEFAULT, fmt_pct, fmt_tau, learned_metadata, mean_tau, replace_section
 from scripts.weights import pcwt
 
 CSV = os.path.join(paths.MEASURED, "cpu_ort_node.csv")
@@ -192,12 +192,13 @@ def groups(df: pd.DataFrame, entries: dict, e: str):
             yield (df.machine_id == mid).values, constants
 
 
-def predict(df: pd.DataFrame, catalog: dict, entries: dict) -> pd.DataFrame:
+def predict(df: pd.DataFrame, catalog: dict, entries: dict, which=ENTRIES, into: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each row's prediction by every predictor on every entry (columns <predictor>_<entry>), and which predictor
     answered it (<predictor>_<entry>_took: auto's choice, or the roofline where a learned one declined).
-    A machine without a probe entry, or one stage P did not leave out, has none on the probe entry (NaN)."""
-    out = df.copy()
-    for e in ENTRIES:
+    A machine without a probe entry, or one stage P did not leave out, has none on the probe entry (NaN). `which`:
+    the entries predicted, into a copy of `into` (an earlier result) where given."""
+    out = (df if into is None else into).copy()
+    for e in which:
         for p in PREDICTORS:
             out[f"{p}_{e}"] = np.nan
             out[f"{p}_{e}_took"] = ""
@@ -333,12 +334,12 @@ def write_weights(acc: dict, machine_ids) -> None:
         refresh_manifest()
 
 
-def weights_problems(acc: dict, machine_ids) -> list[str]:
-    """How the committed files' figures on probed CPUs differ from the ones measured now (empty: they agree)."""
+def weights_problems(acc: dict, machine_ids, files: dict) -> list[str]:
+    """How the committed files' figures on probed CPUs (`files`: name -> metadata) differ from the ones measured now
+    (empty: they agree)."""
     problems = []
     for p in LEARNED:
-        with open(weights_path(p), "rb") as f:
-            meta = pcwt.read_bytes(f.read()).metadata
+        meta = files[p]
         have, a = recorded(meta), acc.get(p)
         if a is None and have is not None:
             problems.append(f"weights/{p}.pcwt records a {PROBED_FAMILY} figure, measured none now")
@@ -352,23 +353,20 @@ def weights_problems(acc: dict, machine_ids) -> list[str]:
     return problems
 
 
-def seen_otherwise(machine_ids) -> list[str]:
+def seen_otherwise(machine_ids, files: dict) -> list[str]:
     """The probed machines whose rows of another runtime (onnxruntime-web: devices named after the machine) are
-    among a learned file's training rows."""
-    devices = set()
-    for p in LEARNED:
-        with open(weights_path(p), "rb") as f:
-            devices |= set(pcwt.read_bytes(f.read()).metadata.get("training.devices", []))
+    among a learned file's training rows (`files`: name -> metadata)."""
+    devices = {d for meta in files.values() for d in meta.get("training.devices", [])}
     return [m for m in machine_ids if any(m in d for d in devices)]
 
 
-def auto_lines(acc: dict) -> list[str]:
+def auto_lines(acc: dict, files: dict) -> list[str]:
     """What each learned predictor did on the probe entry of the machines left out, and what `auto` takes on
     a CPU known by its probe (the files' figures; weights_problems checks they are these)."""
     if not acc:
         return []
     mids = sorted(next(iter(acc.values()))["machines"])
-    seen = seen_otherwise(mids)
+    seen = seen_otherwise(mids, files)
     out = ["", "### What `--predictor auto` takes on a CPU known by its probe", "",
            f"Every row of each machine above on its probe entry, stage P fitted without it (family `{PROBED_FAMILY}`, "
            "the entry `perfcard predict --device this-machine` makes): no learned predictor trained on an "
@@ -390,7 +388,7 @@ def auto_lines(acc: dict) -> list[str]:
     ok = {p: a["mape"] for p, a in acc.items() if a["beats"]}
     pick = min(ok, key=ok.get) if ok else "roofline"
     out += ["", f"`auto` takes the {pick} there" + (
-        f" (lowest MAPE of those nearer than the roofline); the choice is made on these same rows, so its figure is "
+        " (lowest MAPE of those nearer than the roofline); the choice is made on these same rows, so its figure is "
         "a slightly optimistic estimate of its error on the next machine." if ok else ".") + (
         f" No figure: {', '.join(missing)} (it declines the family and gives the roofline's row)." if missing else "")]
     return out
@@ -404,7 +402,7 @@ def fmt_signed(x: float) -> str:
     return f"{100 * x:+.0f}%"
 
 
-def lines(df: pd.DataFrame, describe: dict, ratios: list[str], acc: dict) -> list[str]:
+def lines(df: pd.DataFrame, describe: dict, ratios: list[str], acc: dict, files: dict) -> list[str]:
     out = [BEGIN]
     for mid, rows in df.groupby("machine_id"):
         d = describe[mid]
@@ -460,7 +458,7 @@ def lines(df: pd.DataFrame, describe: dict, ratios: list[str], acc: dict) -> lis
                 probe = f"{fmt_pct(q['mape'])} | {fmt_signed(q['signed'])}"
             out.append(f"| {fam} | {split} | {len(part)} | {fmt_pct(r['mape'])} | {fmt_signed(r['signed'])} | "
                        f"{fmt_pct(a['mape'])} | {fmt_signed(a['signed'])} | {probe} |")
-    out += auto_lines(acc)
+    out += auto_lines(acc, files)
     out += ["", "### Machines against each other", "",
             "The configurations two machines both measured drift-free, image models (classic and torchvision) and "
             "transformers apart; a probe ratio over 1 where the first machine is the slower one says the probe moved "
@@ -510,12 +508,15 @@ def main(argv=None) -> int:
     probed_ids = sorted(df.machine_id[scored.roofline_probe.notna()].unique())
     if args.write_weights:
         write_weights(acc, probed_ids)
-        scored = predict(df, catalog, entries)  # the rows auto answers, and the bands, with the figures recorded
+        # With the figures recorded, auto answers the probe entry's rows otherwise, and the learned bands there widen
+        # by them; the other entries' families are not the probed one.
+        scored = predict(df, catalog, entries, which=("probe",), into=scored)
     every = pd.read_csv(CSV)
     ratios = machine_ratios(every[every.drift == 0], described)
-    text = "\n".join(lines(scored, described, ratios, acc))
+    files = learned_metadata(LEARNED)
+    text = "\n".join(lines(scored, described, ratios, acc, files))
     print(text)
-    problems = weights_problems(acc, probed_ids)
+    problems = weights_problems(acc, probed_ids, files)
     for p in problems:
         print(p, file=sys.stderr)
     if problems and args.check:

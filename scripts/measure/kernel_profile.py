@@ -31,6 +31,7 @@ import argparse
 import bisect
 import csv
 import datetime
+import functools
 import json
 import os
 import statistics
@@ -160,18 +161,19 @@ def measure(args) -> int:
             load = round(os.getloadavg()[0], 2)
             for k in kinds:
                 w.writerow({"timestamp": stamp, "machine_id": mid, "model": m, "family": models[m]["family"], "batch": b,
-                            "sequence": seq, "past_sequence": past, "threads": t, "ort_version": r["ort_version"], "runs": runs, "plain_ms": round(plain, 4),
-                            "run_ms": round(run_ms, 4),
+                            "sequence": seq, "past_sequence": past, "threads": t, "ort_version": r["ort_version"],
+                            "runs": runs, "plain_ms": round(plain, 4), "run_ms": round(run_ms, 4),
                             "kernels_ms": round(kernels_ms, 4), "op": k["op"], "shape_only": k["shape_only"],
                             "calls": k["calls"], "median_us": round(k["median_us"], 1), "load_1m": load})
             f.flush()
-            print(f"{m} b{b} s{seq} p{past} t{t}: {plain:.2f} ms a run ({run_ms:.2f} profiled), kernels {kernels_ms:.2f} ms in "
-                  f"{sum(k['calls'] for k in kinds)} kernels")
+            print(f"{m} b{b} s{seq} p{past} t{t}: {plain:.2f} ms a run ({run_ms:.2f} profiled), kernels "
+                  f"{kernels_ms:.2f} ms in {sum(k['calls'] for k in kinds)} kernels")
     return 0
 
 
 # ------------------------------------------------------------------------------------------------ report
 
+@functools.lru_cache(maxsize=None)  # one analysis per graph and shape, whatever the thread counts profiled
 def node_classes(model_path: str, shape: tuple) -> tuple[dict, dict]:
     """The core's view of a graph: node name -> its class (shape arithmetic where every output is int64) and
     op type -> the class its nodes have (the most common one)."""
@@ -290,13 +292,14 @@ def family_lines(cmp: list[dict]) -> list[str]:
              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     groups = defaultdict(list)
     for c in cmp:
-        groups[(c["set"] != "image models", c["family"], c["batch"], c["sequence"], c["past"], c["threads"])].append(c)
+        groups[(c["set"], c["family"], c["batch"], c["sequence"], c["past"], c["threads"])].append(c)
     med = statistics.median
     for (_, fam, b, seq, past, t), cs in sorted(groups.items()):
         def share(cl):
             return pct(med(c["ort"].get(cl, (0, 0))[1] / c["kernels_ms"] for c in cs))
         lines.append(
-            f"| {fam} | {b} | {f'{seq}, {past}' if seq or past else '-'} | {t} | {len(cs)} | {med(sum(v[0] for v in c['ort'].values()) for c in cs):.0f} | "
+            f"| {fam} | {b} | {f'{seq}, {past}' if seq or past else '-'} | {t} | {len(cs)} | "
+            f"{med(sum(v[0] for v in c['ort'].values()) for c in cs):.0f} | "
             f"{med(c['plain_ms'] for c in cs):.2f} | {med(c['kernels_ms'] for c in cs):.2f} | "
             f"{med(c['roofline_ms'] for c in cs):.2f} | {med(c['roofline_ms'] / c['plain_ms'] for c in cs):.2f} | "
             f"{med((c['roofline_ms'] - c['plan_ops'].get('BatchNormalization', (0, 0))[1]) / c['plain_ms'] for c in cs):.2f} | "
@@ -306,7 +309,7 @@ def family_lines(cmp: list[dict]) -> list[str]:
 
 def report_lines(cmp: list[dict], mid: str, rows: list[dict]) -> list[str]:
     versions = sorted({r["ort_version"] for r in rows})
-    settings = sorted({(c["set"] != "image models", c["batch"], c["threads"]) for c in cmp})
+    settings = sorted({(c["set"], c["batch"], c["threads"]) for c in cmp})
     lines = ["", f"### {mid}", "",
              f"{len(cmp)} configurations of {len({c['model'] for c in cmp})} models (classic image models; transformers "
              "at 128 tokens of prompt, or one token over a 128-token KV cache; onnxruntime-node "
@@ -316,11 +319,10 @@ def report_lines(cmp: list[dict], mid: str, rows: list[dict]) -> list[str]:
              "classes; onnxruntime's fused ops under the op they replace, a fusion of several ops under its own name), "
              "each side's kernels per run (mean over the configurations) and its share of its own time (onnxruntime: "
              "the sum of its kernels; the plan: the sum of its kernel times):"]
-    for tr, b, t in settings:
-        part = [c for c in cmp if (c["set"] != "image models", c["batch"], c["threads"]) == (tr, b, t)]
-        what = "Transformers" if tr else "Image models"
-        lines += ["", f"{what}, batch {b}, {t} thread{'s' if t > 1 else ''}: {len(part)} configurations.", ""] + \
-            class_lines(part)
+    for kind, b, t in settings:
+        part = [c for c in cmp if (c["set"], c["batch"], c["threads"]) == (kind, b, t)]
+        lines += ["", f"{kind.capitalize()}, batch {b}, {t} thread{'s' if t > 1 else ''}: {len(part)} configurations.",
+                  ""] + class_lines(part)
     return lines + ["", "Per model family (medians over its configurations): onnxruntime's run without the profiler, "
                     "its kernels' sum under it, the roofline's latency (and without the time its plan gives "
                     "BatchNormalization kernels, which onnxruntime does not run); the shares of the kernels' time in layout "

@@ -23,7 +23,6 @@ import json
 import os
 import sys
 
-from scripts import paths
 from scripts.training import eager_floor, help_ceiling, report, rows as trows, trees
 from scripts.weights import pcwt
 
@@ -33,15 +32,6 @@ def committed_trees() -> pcwt.WeightsFile:
         raise SystemExit(f"{trees.OUT} is missing: train it with /usr/bin/python3 -m scripts.training.trees --write")
     with open(trees.OUT, "rb") as f:
         return pcwt.read_bytes(f.read())
-
-
-def learned_metadata(names) -> dict[str, dict]:
-    """The metadata of the committed weights/<name>.pcwt files."""
-    out = {}
-    for name in names:
-        with open(os.path.join(paths.WEIGHTS, f"{name}.pcwt"), "rb") as f:
-            out[name] = pcwt.read_bytes(f.read()).metadata
-    return out
 
 
 def meta(w, key):
@@ -67,7 +57,7 @@ def main(argv=None) -> int:
                          "/usr/bin/python3 -m scripts.zoo.all); the figures would not be the committed ones")
     test, versions = trows.score(df[df.split == "test"])
     version = versions["trees"]
-    files = learned_metadata(("gnn", "transformer", "ensemble"))
+    files = report.learned_metadata(("gnn", "transformer", "ensemble"))
     gnn_block = report.graph_lines(test, versions) + report.quantization_lines({k: files[k] for k in ("gnn", "transformer")})
     gnn_block += report.ensemble_lines(test, versions["ensemble"], files["ensemble"]) + \
         help_ceiling.lines(test, help_ceiling.labels()) + report.defaults_lines(test, dict(files, trees=w.metadata))

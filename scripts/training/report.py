@@ -7,6 +7,7 @@ device ran at one setting — and reported as the rows-weighted mean over a tabl
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -40,6 +41,16 @@ def mean_tau(df: pd.DataFrame, col: str, by: list[str] | None = None, measured: 
                 taus.append(t)
                 weights.append(len(g))
     return float(np.average(taus, weights=weights)) if taus else None
+
+
+def learned_metadata(names) -> dict[str, dict]:
+    """The metadata of the committed weights/<name>.pcwt files."""
+    from scripts.weights import pcwt
+    out = {}
+    for name in names:
+        with open(os.path.join(paths.WEIGHTS, f"{name}.pcwt"), "rb") as f:
+            out[name] = pcwt.read_bytes(f.read()).metadata
+    return out
 
 
 def replace_section(text: str, begin: str, end: str, heading: str, update: bool, check: bool, what: str,
