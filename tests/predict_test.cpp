@@ -469,7 +469,7 @@ TEST_CASE("a predict row's keys, nested ones included, are the documented ones")
   CHECK(keys(row["mig"]["profiles"][0]) ==
         "fits instances latency_ms meets_target memory_gb name throughput_per_s total_throughput_per_s");
   CHECK(keys(row["predictor"]) == "baseline_latency_ms name requested version");
-  CHECK(keys(row["kernels"][0]) == "bytes compute_ms flops memory_ms name op_type phase repeat time_ms");
+  CHECK(keys(row["kernels"][0]) == "bytes class compute_ms flops memory_ms name op_type phase repeat time_ms");
   CHECK(row["features"].size() == perfcard::feature_schema().size());
   CHECK(row["latency_band_ms"].size() == 2);
 }

@@ -64,6 +64,8 @@ export interface KernelPrediction {
   /** The node that opened the kernel (a backward kernel: its forward's); an optimizer pass: what it does. */
   name: string;
   op_type: string;
+  /** The core's class of that node ('conv', 'matmul', 'elementwise', ...: `perfcard analyze --per-node`). */
+  class: string;
   /** A training step's kernels are 'backward' and 'update' too. */
   phase: 'forward' | 'backward' | 'update';
   time_ms: number;

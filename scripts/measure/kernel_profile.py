@@ -174,20 +174,17 @@ def measure(args) -> int:
 # ------------------------------------------------------------------------------------------------ report
 
 @functools.lru_cache(maxsize=None)  # one analysis per graph and shape, whatever the thread counts profiled
-def node_classes(model_path: str, shape: tuple) -> tuple[dict, dict]:
-    """The core's view of a graph: node name -> its class (shape arithmetic where every output is int64) and
-    op type -> the class its nodes have (the most common one)."""
+def op_classes_of(model_path: str, shape: tuple) -> dict:
+    """The core's classes of a graph's op types (`perfcard analyze --per-node`: the most common class of each
+    op's nodes, shape arithmetic, every output int64, left out), for onnxruntime's kernels, which name the op."""
     out = subprocess.run([cli(), "analyze", model_path, *campaign.dim_args(*shape), "--per-node", "--json"],
                          check=True, capture_output=True, text=True).stdout
-    by_name, votes = {}, defaultdict(lambda: defaultdict(int))
-    for i, n in enumerate(json.loads(out)["nodes"]):
+    votes = defaultdict(lambda: defaultdict(int))
+    for n in json.loads(out)["nodes"]:
         outs = n.get("outputs") or []
-        shape = bool(outs) and all(o.get("dtype") == "int64" for o in outs)
-        # A node without a name is "#<its index>" in the plan (Node::display_name), as the transformers' graphs' are.
-        by_name[n["name"] or f"#{i}"] = SHAPE_CLASS if shape else n.get("class", "other")
-        if not shape:
+        if not (outs and all(o.get("dtype") == "int64" for o in outs)):
             votes[n["op_type"]][n.get("class", "other")] += 1
-    return by_name, {op: max(v, key=v.get) for op, v in votes.items()}
+    return {op: max(v, key=v.get) for op, v in votes.items()}
 
 
 def plan(model_path: str, shape: tuple, threads: int, device_file: str, device_id: str) -> tuple[float, list[dict]]:
@@ -223,7 +220,7 @@ def compare(rows: list[dict], entry: dict) -> list[dict]:
             json.dump({"devices": [entry]}, f)
         for (m, b, seq, past, t), kinds in sorted(configs.items()):
             graph = zoo_manifest.graph_path(m)
-            by_name, op_classes = node_classes(graph, (b, seq, past))
+            op_classes = op_classes_of(graph, (b, seq, past))
             roofline_ms, kernels = plan(graph, (b, seq, past), t, device_file, entry["id"])
             ort, plan_cls, ort_ops, plan_ops = (defaultdict(lambda: [0, 0.0]) for _ in range(4))
             for k in kinds:
@@ -234,14 +231,12 @@ def compare(rows: list[dict], entry: dict) -> list[dict]:
                 if not int(k["shape_only"]):
                     ort_ops[ORT_ALIASES.get(k["op"], k["op"])][0] += calls
                     ort_ops[ORT_ALIASES.get(k["op"], k["op"])][1] += ms
-            for k in kernels:
-                c = by_name.get(k["name"], "other")
-                runs, ms = k.get("repeat", 1), k["time_ms"] * k.get("repeat", 1)  # a loop body's kernels run `repeat` times
-                plan_cls[c][0] += runs
-                plan_cls[c][1] += ms
-                if c != SHAPE_CLASS:  # as onnxruntime's: shape arithmetic has its class, not its op types
-                    plan_ops[k["op_type"]][0] += runs
-                    plan_ops[k["op_type"]][1] += ms
+            for k in kernels:  # the plan folds shape arithmetic: no kernel of it
+                runs, ms = k.get("repeat", 1), k["time_ms"]  # a loop body's kernel runs `repeat` times; time_ms is of all
+                plan_cls[k["class"]][0] += runs
+                plan_cls[k["class"]][1] += ms
+                plan_ops[k["op_type"]][0] += runs
+                plan_ops[k["op_type"]][1] += ms
             out.append({"model": m, "set": "transformers" if m.startswith("transformers/") else "image models",
                         "family": kinds[0]["family"], "batch": b, "sequence": seq, "past": past, "threads": t,
                         "plain_ms": float(kinds[0]["plain_ms"]), "run_ms": float(kinds[0]["run_ms"]),
