@@ -65,8 +65,10 @@ def ensure_models(models) -> list[str]:
     classic = [m for m in missing if "/" not in m]
     print(f"writing {len(missing)} zoo graphs the rows need ({len(classic)} classic exports)", file=sys.stderr, flush=True)
     for m in missing:
-        if m in by_name:
-            ensure_graph(by_name[m])
+        # A recorded duplicate's graph is the id it equals (manifest.graph_path): write that one.
+        graph = os.path.relpath(manifest.graph_path(m), manifest.OUT_DIR)[:-len(".onnx")]
+        if graph in by_name:
+            ensure_graph(by_name[graph])
     if classic:
         subprocess.run([sys.executable, "-m", "scripts.zoo.export_torchvision", "--resume", "--no-count",
                         "--only", ",".join(classic)], check=False, cwd=paths.ROOT, stdout=subprocess.DEVNULL)

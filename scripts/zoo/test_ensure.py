@@ -60,6 +60,19 @@ class EnsureModels(unittest.TestCase):
             self.assertEqual(ensure.ensure_models(["transformers/gpt2"]), ["transformers/gpt2"])
             build.assert_called_once_with(entry)
 
+    def test_a_recorded_duplicate_is_written_as_the_graph_it_equals(self):
+        # A row measured under a variant id later found to build another id's graph (torchvision's own name
+        # wins): its graph is that id's, which a clean clone writes (the variant has no manifest line).
+        entry = {"file": "torchvision/resnet18_r384.onnx", "id": "resnet18_r384", "generator": "torchvision", "config": {}}
+        with tempfile.TemporaryDirectory() as d, mock.patch.object(manifest, "OUT_DIR", d), \
+                mock.patch.object(manifest, "_duplicates", return_value={"resnet_basic_2-2-2-2_r384": "resnet18_r384"}), \
+                mock.patch.object(manifest, "read_all", return_value=[entry]), \
+                mock.patch.object(ensure, "ensure_graph") as build:
+            os.makedirs(os.path.join(d, "torchvision"))
+            build.side_effect = lambda e: open(os.path.join(d, e["file"]), "wb").close()
+            self.assertEqual(ensure.ensure_models(["torchvision/resnet_basic_2-2-2-2_r384"]), [])
+            build.assert_called_once_with(entry)
+
     def test_rows_without_a_graph_stop_the_fit_by_name(self):
         with mock.patch.object(cpu_rows, "ensure_models", return_value=["transformers/a", "transformers/b"]):
             with self.assertRaises(SystemExit) as e:
