@@ -352,9 +352,10 @@ std::string predict_to_json_text(const PredictResult& r, int indent) {
     if (!p.kernels.empty()) {
       w.key("kernels").begin_array();
       for (const auto& k : p.kernels)
-        w.begin_object().field("bytes", k.bytes).field("class", op_class_name(k.cls)).field("compute_ms", k.compute_ms).field("flops", k.flops)
-            .field("memory_ms", k.memory_ms).field("name", k.name).field("op_type", k.op_type)
-            .field("phase", kernel_phase_name(k.phase)).field("repeat", k.repeat).field("time_ms", k.time_ms).end();
+        w.begin_object().field("bytes", k.bytes).field("class", op_class_name(k.cls))
+            .field("compute_ms", k.compute_ms).field("flops", k.flops).field("memory_ms", k.memory_ms)
+            .field("name", k.name).field("op_type", k.op_type).field("phase", kernel_phase_name(k.phase))
+            .field("repeat", k.repeat).field("time_ms", k.time_ms).end();
       w.end();
     }
     if (p.band_coverage > 0) w.field("latency_band_coverage", p.band_coverage);
